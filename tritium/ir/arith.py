@@ -1,0 +1,192 @@
+"""`arith` as tritium uses it: xDSL's dialect with three ops made tensor-aware.
+
+xDSL 0.74 falls short here: its `arith.cmpi` / `arith.cmpf` always produce a scalar `i1`,
+and its `arith.select` only takes a scalar condition, while MLIR (and upstream Triton's IR)
+compare and select whole tensors elementwise:
+
+    %m = arith.cmpi slt, %offs, %n : tensor<1024xi32>           // -> tensor<1024xi1>
+    %v = arith.select %m, %a, %b : tensor<1024xi1>, tensor<1024xf32>
+
+The replacements keep xDSL's names, properties and printed form for the scalar case, so
+every other arith op, pattern and helper of xDSL still applies.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects import arith as x_arith
+from xdsl.dialects.builtin import IntegerAttr, TensorType
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from tritium.ir.types import (
+    element_type,
+    i1,
+    is_float,
+    is_int,
+    is_ptr,
+    is_tensor,
+    shape_of,
+    with_element,
+)
+
+CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+CMPF_PREDICATES = (
+    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+    "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
+)  # fmt: skip
+
+
+class _Compare(IRDLOperation):
+    PREDICATES: ClassVar[tuple[str, ...]] = ()
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    predicate = prop_def(IntegerAttr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: str | int):
+        if isinstance(predicate, str):
+            predicate = self.PREDICATES.index(predicate)
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[with_element(lhs.type, i1)],
+            properties={"predicate": IntegerAttr(predicate, 64)},
+        )
+
+    @property
+    def predicate_name(self) -> str:
+        return self.PREDICATES[self.predicate.value.data]
+
+    def verify_(self) -> None:
+        if self.result.type != with_element(self.lhs.type, i1):
+            raise VerifyException(f"{self.name}: result must be i1 of the operands' shape")
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        pred = parser.parse_identifier()
+        if pred not in cls.PREDICATES:
+            parser.raise_error(f"unknown predicate {pred}")
+        parser.parse_punctuation(",")
+        a = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        b = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        op = cls(parser.resolve_operand(a, t), parser.resolve_operand(b, t), pred)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.predicate_name}, ")
+        printer.print_list([self.lhs, self.rhs], printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+
+
+@irdl_op_definition
+class CmpiOp(_Compare):
+    name = "arith.cmpi"
+    PREDICATES: ClassVar[tuple[str, ...]] = CMPI_PREDICATES
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not (is_int(self.lhs.type) or is_ptr(self.lhs.type)):
+            raise VerifyException("arith.cmpi: operands must be integers")
+
+
+@irdl_op_definition
+class CmpfOp(_Compare):
+    name = "arith.cmpf"
+    PREDICATES: ClassVar[tuple[str, ...]] = CMPF_PREDICATES
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not is_float(self.lhs.type):
+            raise VerifyException("arith.cmpf: operands must be floats")
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """`arith.select %c, %a, %b : T` (scalar condition) or `: tensor<..xi1>, T` (elementwise)."""
+
+    name = "arith.select"
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    cond = operand_def()
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+
+    def __init__(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[cond, lhs, rhs], result_types=[lhs.type])
+
+    def verify_(self) -> None:
+        c = self.cond.type
+        if element_type(c) != i1:
+            raise VerifyException("arith.select: condition must be i1")
+        if is_tensor(c) and shape_of(c) != shape_of(self.lhs.type):
+            raise VerifyException("arith.select: condition shape differs from the values'")
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        names = [parser.parse_unresolved_operand()]
+        for _ in range(2):
+            parser.parse_punctuation(",")
+            names.append(parser.parse_unresolved_operand())
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        ct: Attribute = i1
+        if parser.parse_optional_punctuation(","):
+            ct, t = t, parser.parse_type()
+        op = cls(*(parser.resolve_operand(n, ty) for n, ty in zip(names, (ct, t, t))))
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list([self.cond, self.lhs, self.rhs], printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        if isinstance(self.cond.type, TensorType):
+            printer.print_attribute(self.cond.type)
+            printer.print_string(", ")
+        printer.print_attribute(self.result.type)
+
+
+_REPLACED = {CmpiOp.name: CmpiOp, CmpfOp.name: CmpfOp, SelectOp.name: SelectOp}
+
+Arith = Dialect(
+    "arith",
+    [_REPLACED.get(op.name, op) for op in x_arith.Arith.operations],
+    list(x_arith.Arith.attributes),
+)
+
+# Re-export xDSL's other arith ops so callers need one import.
+globals().update(
+    {
+        name: obj
+        for name, obj in vars(x_arith).items()
+        if isinstance(obj, type)
+        and issubclass(obj, IRDLOperation)
+        and name not in ("CmpiOp", "CmpfOp", "SelectOp")
+    }
+)

@@ -1,0 +1,25 @@
+"""One xDSL `Context` with every dialect tritium reads or writes loaded."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, cf, math, scf
+
+
+@cache
+def _dialects():
+    from tritium.ir.arith import Arith
+    from tritium.ir.tt import TT
+    from tritium.ir.ttg import TTG
+
+    return [builtin.Builtin, Arith, math.Math, scf.Scf, cf.Cf, TT, TTG]
+
+
+def make_context() -> Context:
+    """A fresh context; cheap enough to build per parse."""
+    ctx = Context(allow_unregistered=False)
+    for d in _dialects():
+        ctx.load_dialect(d)
+    return ctx

@@ -1,0 +1,113 @@
+"""Printing TTIR / TTGIR in upstream Triton 3.x's textual form.
+
+On top of xDSL's printer this adds what upstream's output looks like:
+
+* `module {` rather than `builtin.module {`;
+* layout encodings printed once as aliases at the top (`#blocked = #ttg.blocked<...>`)
+  and referred to by name in types (`tensor<1024xf32, #blocked>`);
+* source locations, when asked for, as `loc("file.py":12:8)` after each op (unknown
+  locations are left out rather than printed as `loc(unknown)`).
+
+The output parses back with `tritium.ir.parser.parse_module` to the same text.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation
+from xdsl.printer import Printer
+
+from tritium.ir.ttg import BlockedEncodingAttr
+
+_ALIAS_PREFIX = {BlockedEncodingAttr: "blocked"}
+
+
+def _alias_prefix(attr: Attribute) -> str | None:
+    for cls, prefix in _ALIAS_PREFIX.items():
+        if isinstance(attr, cls):
+            return prefix
+    return getattr(attr, "alias_prefix", None)
+
+
+def register_alias_prefix(cls: type, prefix: str) -> None:
+    """Layouts defined elsewhere (mma, shared) ask to be printed as aliases too."""
+    _ALIAS_PREFIX[cls] = prefix
+
+
+def _collect_aliases(module: Operation) -> dict[Attribute, str]:
+    found: list[Attribute] = []
+
+    def visit_type(t: Attribute) -> None:
+        if isinstance(t, TensorType):
+            visit_attr(t.encoding)
+
+    def visit_attr(a: Attribute) -> None:
+        prefix = _alias_prefix(a)
+        if prefix is not None and a not in found:
+            found.append(a)
+        parent = getattr(a, "parent", None)
+        if isinstance(parent, Attribute):
+            visit_attr(parent)
+
+    for op in module.walk():
+        for v in list(op.results) + list(op.operands):
+            visit_type(v.type)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    visit_type(arg.type)
+    names: dict[Attribute, str] = {}
+    counts: dict[str, int] = {}
+    for a in found:
+        prefix = _alias_prefix(a)
+        n = counts.get(prefix, 0)
+        counts[prefix] = n + 1
+        names[a] = f"#{prefix}" if n == 0 else f"#{prefix}{n}"
+    return names
+
+
+class TritonPrinter(Printer):
+    """xDSL printer that prints known layout encodings by their alias."""
+
+    def __init__(self, stream, aliases: dict[Attribute, str], print_debuginfo: bool = False):
+        super().__init__(stream=stream, print_debuginfo=print_debuginfo)
+        self._aliases = aliases
+        self._defining_alias = False
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        name = self._aliases.get(attribute)
+        if name is not None and not self._defining_alias:
+            self.print_string(name)
+            return
+        self._defining_alias = False
+        super().print_attribute(attribute)
+
+
+_UNKNOWN_LOC = re.compile(r" loc\(unknown\)")
+_MODULE = re.compile(r"^(\s*)builtin\.module\b", re.M)
+
+
+def print_ir(op: Operation, locations: bool = False) -> str:
+    """The upstream-style text of `op` (usually a `builtin.module`)."""
+    aliases = _collect_aliases(op)
+    out = io.StringIO()
+    for attr, name in aliases.items():
+        p = TritonPrinter(out, aliases)
+        p.print_string(f"{name} = ")
+        p._defining_alias = True
+        p.print_attribute(attr)
+        p.print_string("\n")
+    body = io.StringIO()
+    TritonPrinter(body, aliases, print_debuginfo=locations).print_op(op)
+    text = body.getvalue()
+    if locations:
+        text = _UNKNOWN_LOC.sub("", text)
+    text = _MODULE.sub(r"\1module", text)
+    return out.getvalue() + text.rstrip("\n") + "\n"
+
+
+def module_str(module: ModuleOp) -> str:
+    return print_ir(module)

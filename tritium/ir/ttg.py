@@ -1,0 +1,205 @@
+"""The `ttg` (TritonGPU) dialect: layout encodings and layout-changing ops.
+
+A layout encoding rides on a tensor type and says which thread holds which element:
+
+    #blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+    %x = tt.load %p : tensor<1024x!tt.ptr<f32>, #blocked>
+    %s = ttg.convert_layout %x : tensor<1024xf32, #blocked> -> tensor<1024xf32, #blocked1>
+
+The index maths for these encodings lives in `tritium.ir.layouts`; this file only defines
+how they are stored, verified, parsed and printed (upstream Triton 3.x syntax).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, TensorType
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+
+def _ints(values: Sequence[int]) -> ArrayAttr:
+    return ArrayAttr([IntAttr(v) for v in values])
+
+
+def _parse_int_list(parser: AttrParser) -> list[int]:
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+    )
+
+
+def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
+    printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
+
+
+def _parse_struct(parser: AttrParser, fields: dict) -> dict:
+    """Parse `<{key = value, ...}>` where `fields` maps key -> parse function."""
+    out: dict = {}
+    with parser.in_angle_brackets():
+        parser.parse_punctuation("{")
+        while True:
+            key = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            if key not in fields:
+                parser.raise_error(f"unknown layout field '{key}'")
+            out[key] = fields[key]()
+            if parser.parse_optional_punctuation(",") is None:
+                break
+        parser.parse_punctuation("}")
+    return out
+
+
+@irdl_attr_definition
+class BlockedEncodingAttr(ParametrizedAttribute):
+    """`#ttg.blocked<{sizePerThread, threadsPerWarp, warpsPerCTA, order}>`.
+
+    `order` lists the dims fastest-varying first. CTA-split parameters are left out: tritium
+    targets one CTA per program (`ttg.num-ctas = 1`).
+    """
+
+    name = "ttg.blocked"
+
+    size_per_thread: ArrayAttr
+    threads_per_warp: ArrayAttr
+    warps_per_cta: ArrayAttr
+    order_attr: ArrayAttr
+
+    def __init__(
+        self,
+        size_per_thread: Sequence[int],
+        threads_per_warp: Sequence[int],
+        warps_per_cta: Sequence[int],
+        order: Sequence[int],
+    ):
+        super().__init__(
+            _ints(size_per_thread), _ints(threads_per_warp), _ints(warps_per_cta), _ints(order)
+        )
+
+    @property
+    def sizePerThread(self) -> list[int]:
+        return [a.data for a in self.size_per_thread.data]
+
+    @property
+    def threadsPerWarp(self) -> list[int]:
+        return [a.data for a in self.threads_per_warp.data]
+
+    @property
+    def warpsPerCTA(self) -> list[int]:
+        return [a.data for a in self.warps_per_cta.data]
+
+    @property
+    def order(self) -> list[int]:
+        return [a.data for a in self.order_attr.data]
+
+    @property
+    def rank(self) -> int:
+        return len(self.size_per_thread.data)
+
+    def verify(self) -> None:
+        n = self.rank
+        if not (len(self.threadsPerWarp) == len(self.warpsPerCTA) == len(self.order) == n):
+            raise VerifyException("#ttg.blocked: all fields must have the same rank")
+        if sorted(self.order) != list(range(n)):
+            raise VerifyException("#ttg.blocked: order must be a permutation")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        lst = lambda: _parse_int_list(parser)  # noqa: E731
+        f = _parse_struct(
+            parser,
+            {
+                "sizePerThread": lst,
+                "threadsPerWarp": lst,
+                "warpsPerCTA": lst,
+                "order": lst,
+                "CGALayout": lst,
+            },
+        )
+        for k in ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order"):
+            if k not in f:
+                parser.raise_error(f"#ttg.blocked needs {k}")
+        return (
+            _ints(f["sizePerThread"]),
+            _ints(f["threadsPerWarp"]),
+            _ints(f["warpsPerCTA"]),
+            _ints(f["order"]),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<{sizePerThread = ")
+        _print_int_list(printer, self.sizePerThread)
+        printer.print_string(", threadsPerWarp = ")
+        _print_int_list(printer, self.threadsPerWarp)
+        printer.print_string(", warpsPerCTA = ")
+        _print_int_list(printer, self.warpsPerCTA)
+        printer.print_string(", order = ")
+        _print_int_list(printer, self.order)
+        printer.print_string("}>")
+
+
+@irdl_attr_definition
+class SliceEncodingAttr(ParametrizedAttribute):
+    """`#ttg.slice<{dim = 1, parent = #blocked}>`: the parent layout with `dim` removed
+    (the layout of a reduction's result, or of the operand of `tt.expand_dims`)."""
+
+    name = "ttg.slice"
+
+    dim_attr: IntAttr
+    parent: Attribute
+
+    def __init__(self, dim: int, parent: Attribute):
+        super().__init__(IntAttr(dim), parent)
+
+    @property
+    def dim(self) -> int:
+        return self.dim_attr.data
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        f = _parse_struct(
+            parser,
+            {
+                "dim": lambda: parser.parse_integer(allow_boolean=False),
+                "parent": parser.parse_attribute,
+            },
+        )
+        return (IntAttr(f["dim"]), f["parent"])
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{{dim = {self.dim}, parent = ")
+        printer.print_attribute(self.parent)
+        printer.print_string("}>")
+
+
+@irdl_op_definition
+class ConvertLayoutOp(IRDLOperation):
+    """`ttg.convert_layout %x : tensor<..., #a> -> tensor<..., #b>`: same values, new owners."""
+
+    name = "ttg.convert_layout"
+    src = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$src attr-dict `:` type($src) `->` type($result)"
+
+    def __init__(self, src: SSAValue, result_type: Attribute):
+        super().__init__(operands=[src], result_types=[result_type])
+
+    def verify_(self) -> None:
+        s, r = self.src.type, self.result.type
+        if s.get_shape() != r.get_shape() or s.element_type != r.element_type:
+            raise VerifyException("ttg.convert_layout: shape and element type must not change")
+
+
+TTG = Dialect("ttg", [ConvertLayoutOp], [BlockedEncodingAttr, SliceEncodingAttr])
