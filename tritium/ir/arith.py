@@ -172,11 +172,19 @@ class SelectOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
+@irdl_op_definition
+class RemFOp(x_arith.FloatingPointLikeBinaryOperation):
+    """`arith.remf`: C's fmod (the remainder has the dividend's sign). Missing from xDSL 0.74."""
+
+    name = "arith.remf"
+    traits = traits_def(Pure())
+
+
 _REPLACED = {CmpiOp.name: CmpiOp, CmpfOp.name: CmpfOp, SelectOp.name: SelectOp}
 
 Arith = Dialect(
     "arith",
-    [_REPLACED.get(op.name, op) for op in x_arith.Arith.operations],
+    [_REPLACED.get(op.name, op) for op in x_arith.Arith.operations] + [RemFOp],
     list(x_arith.Arith.attributes),
 )
 

@@ -305,7 +305,7 @@ class MakeRangeOp(IRDLOperation):
 
     def __init__(self, start: int, end: int, result_type: Attribute):
         super().__init__(
-            properties={"start": i32_attr(start), "end": i32_attr(end)}, result_types=[result_type]
+            properties={"end": i32_attr(end), "start": i32_attr(start)}, result_types=[result_type]
         )
 
     def verify_(self) -> None:

@@ -1,0 +1,5 @@
+import sys
+
+from tritium.cli import main
+
+sys.exit(main())

@@ -1,0 +1,219 @@
+"""The `tritium` command line.
+
+    tritium compile FILE.py[:KERNEL] --signature "*fp32:16,*fp32:16,*fp32:16,i32" \\
+        --constexpr BLOCK_SIZE=1024 [--num-warps 4] [--arch sm_89] [--emit STAGE] [-o OUT] \\
+        [--dump-dir DIR] [--time-passes]
+    tritium compile kernel.ttir --emit ptx -o kernel.ptx
+
+Exit status: 0 on success, 1 when the kernel does not compile, 2 for usage mistakes.
+No Python traceback is shown unless --traceback or TRITIUM_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import os
+import pathlib
+import sys
+
+EXT_STAGE = {
+    ".ttir": "ttir",
+    ".ttgir": "ttgir",
+    ".ll": "llir",
+    ".llir": "llir",
+    ".ptx": "ptx",
+    ".cubin": "cubin",
+    ".sass": "sass",
+}
+
+
+class UsageError(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tritium", description="tritium: a pure-Python compiler for the Triton kernel language"
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser(
+        "compile", help="compile a kernel to TTIR, TTGIR, LLVM IR, PTX, cubin or SASS"
+    )
+    c.add_argument("source", help="FILE.py[:KERNEL] (a @tritium.jit function) or FILE.ttir")
+    c.add_argument(
+        "--signature",
+        "-s",
+        default=None,
+        help='runtime parameter types in order, e.g. "*fp32:16,*fp32:16,i32" (:16 = divisible by 16, :1 = equal to 1)',
+    )
+    c.add_argument(
+        "--constexpr",
+        "-c",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="value of a tl.constexpr parameter (repeatable)",
+    )
+    c.add_argument("--num-warps", type=int, default=4)
+    c.add_argument("--num-stages", type=int, default=3)
+    c.add_argument("--arch", default="sm_89", help="sm_80, sm_86, sm_89 (default) or sm_90")
+    c.add_argument(
+        "--emit",
+        choices=["ttir", "ttgir", "llir", "ptx", "cubin", "sass"],
+        default=None,
+        help="the stage to output (default: from -o's extension, else ptx)",
+    )
+    c.add_argument("-o", "--output", default=None, help="write the output here instead of stdout")
+    c.add_argument(
+        "--dump-dir",
+        default=None,
+        help="write the source and the IR after every pass here, numbered in order",
+    )
+    c.add_argument(
+        "--time-passes", action="store_true", help="print the time of every stage and pass"
+    )
+    c.add_argument(
+        "--debug",
+        action="store_true",
+        help="compile with debug checks (device asserts, i32 overflow checks)",
+    )
+    c.add_argument("--traceback", action="store_true", help="show Python tracebacks for errors")
+    return p
+
+
+def _parse_constexpr(item: str):
+    import tritium.language as tl
+
+    name, sep, raw = item.partition("=")
+    if not sep or not name.strip():
+        raise UsageError(f"--constexpr expects NAME=VALUE, got '{item}'")
+    raw = raw.strip()
+    dtype = getattr(tl, raw.removeprefix("tl."), None)
+    if isinstance(dtype, tl.dtype):
+        return name.strip(), dtype
+    try:
+        return name.strip(), ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        raise UsageError(
+            f"--constexpr {name}: '{raw}' is not a number, a bool or a dtype name"
+        ) from None
+
+
+def _load_kernel(source: str):
+    from tritium.frontend.jit import JITFunction
+
+    path_str, _, kernel = source.partition(":") if not source.startswith(":") else (source, "", "")
+    if len(path_str) == 1 and kernel and kernel[0] in "/\\":  # Windows drive letter
+        path_str, _, kernel = source[2:].partition(":")
+        path_str = source[:2] + path_str
+    path = pathlib.Path(path_str)
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    if path.suffix in (".ttir", ".mlir"):
+        if kernel:
+            raise UsageError("a .ttir file holds one kernel; drop the :KERNEL suffix")
+        return str(path)
+    if path.suffix != ".py":
+        raise UsageError(f"{path}: expected a .py file with @tritium.jit kernels or a .ttir file")
+    sys.path.insert(0, str(path.resolve().parent))
+    sys.path.insert(0, str(path.resolve().parent.parent))
+    spec = importlib.util.spec_from_file_location(f"_tritium_user_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    kernels = {
+        k: v
+        for k, v in vars(module).items()
+        if isinstance(v, JITFunction) and v.fn.__module__ == module.__name__
+    }
+    if kernel:
+        if kernel not in kernels:
+            raise UsageError(
+                f"{path} has no @tritium.jit function named '{kernel}'; it has: {', '.join(sorted(kernels)) or 'none'}"
+            )
+        return kernels[kernel]
+    if len(kernels) != 1:
+        raise UsageError(
+            f"{path} defines {len(kernels)} @tritium.jit functions ({', '.join(sorted(kernels))}); name one with {path}:KERNEL"
+        )
+    return next(iter(kernels.values()))
+
+
+def cmd_compile(args) -> int:
+    import tritium
+
+    fn = _load_kernel(args.source)
+    constexprs = dict(_parse_constexpr(c) for c in args.constexpr)
+    emit = args.emit
+    if emit is None:
+        emit = EXT_STAGE.get(pathlib.Path(args.output).suffix, "ptx") if args.output else "ptx"
+    timings: dict | None = {} if args.time_passes else None
+    if isinstance(fn, str):
+        if args.signature or constexprs:
+            raise UsageError(
+                "--signature and --constexpr apply to Python kernels, not to .ttir input"
+            )
+    kernel = tritium.compile(
+        fn,
+        signature=args.signature if not isinstance(fn, str) else None,
+        constexprs=constexprs,
+        num_warps=args.num_warps,
+        num_stages=args.num_stages,
+        arch=args.arch,
+        debug=args.debug,
+        dump_dir=args.dump_dir,
+        timings=timings,
+        stop=emit,
+    )
+    if emit not in kernel.asm:
+        print(
+            f"tritium: error: cannot produce {emit}: {'ptxas' if emit == 'cubin' else 'nvdisasm or cuobjdump'} is not installed",
+            file=sys.stderr,
+        )
+        return 1
+    out = kernel.asm[emit]
+    if args.output:
+        mode = "wb" if isinstance(out, bytes) else "w"
+        with open(args.output, mode) as f:
+            f.write(out)
+    elif isinstance(out, bytes):
+        raise UsageError(f"{emit} is binary; write it to a file with -o")
+    else:
+        sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    if timings is not None:
+        total = sum(timings.values())
+        print(f"{'stage / pass':<40} {'ms':>9}", file=sys.stderr)
+        for name, secs in timings.items():
+            print(f"{name:<40} {secs * 1e3:>9.2f}", file=sys.stderr)
+        print(f"{'total':<40} {total * 1e3:>9.2f}", file=sys.stderr)
+    return 0
+
+
+def main(argv=None) -> int:
+    from tritium.errors import ArgumentError, CompilationError, TritiumError
+
+    parser = _parser()
+    args = parser.parse_args(argv)
+    show_tb = getattr(args, "traceback", False) or os.environ.get("TRITIUM_DEBUG")
+    try:
+        return cmd_compile(args)
+    except (UsageError, ArgumentError) as e:
+        if show_tb:
+            raise
+        print(f"tritium: error: {e}", file=sys.stderr)
+        return 2
+    except CompilationError as e:
+        if show_tb:
+            raise
+        print(str(e), file=sys.stderr)
+        return 1
+    except TritiumError as e:
+        if show_tb:
+            raise
+        print(f"tritium: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,783 @@
+"""Triton's typing rules, turned into TTIR ops.
+
+Each method takes `tensor`s (or Python numbers, for literals), applies upstream Triton's
+rules — scalar promotion (a literal does not widen a tensor of the same kind), C-style
+integer promotion, implicit broadcasting, pointer arithmetic — and emits the ops through
+the builder. Mistakes raise `SemanticError`; the code generator adds the source location.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr
+
+from tritium.frontend import core
+from tritium.frontend.builder import Builder
+from tritium.frontend.core import block_type, constexpr, dtype, pointer_type, tensor
+from tritium.ir import arith, tt
+from tritium.ir import types as irt
+
+MAX_TENSOR_NUMEL = 1 << 20
+
+
+class SemanticError(Exception):
+    """A typing or shape mistake in a kernel (the message is for the user)."""
+
+
+def _normalize_int(value: int, width: int) -> int:
+    if width == 1:
+        return 1 if value else 0
+    value &= (1 << width) - 1
+    return value - (1 << width) if value >= 1 << (width - 1) else value
+
+
+def literal_dtype(value) -> dtype:
+    """The dtype a Python literal takes: bool -> int1, int -> int32/uint32/int64/uint64, float -> fp32."""
+    if isinstance(value, bool):
+        return core.int1
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+        if -(2**31) <= v < 2**31:
+            return core.int32
+        if 2**31 <= v < 2**32:
+            return core.uint32
+        if -(2**63) <= v < 2**63:
+            return core.int64
+        if 2**63 <= v < 2**64:
+            return core.uint64
+        raise SemanticError(f"integer literal {v} does not fit in 64 bits")
+    if isinstance(value, numbers.Real):
+        return core.float32
+    raise SemanticError(f"{type(value).__name__} values cannot be used in a kernel")
+
+
+class Semantic:
+    def __init__(self, builder: Builder, debug: bool = False):
+        self.b = builder
+        self.debug = debug
+
+    # ------------------------------------------------------------------ constants
+    def scalar_constant(self, value, ty: dtype) -> tensor:
+        ir_ty = ty.to_ir()
+        if ty.is_floating():
+            attr = FloatAttr(float(value), ir_ty)
+        elif ty.is_int():
+            attr = IntegerAttr(_normalize_int(int(value), ty.int_bitwidth), ir_ty)
+        else:
+            raise SemanticError(f"cannot make a constant of type {ty}")
+        return tensor(self.b.result(arith.ConstantOp(attr, ir_ty)), ty)
+
+    def full(self, shape, value, ty: dtype) -> tensor:
+        shape = tuple(shape)
+        if not shape:
+            return self.scalar_constant(value, ty)
+        self.check_shape(shape)
+        t = irt.tensor(shape, ty.to_ir())
+        if ty.is_floating():
+            v = float(value)
+        else:
+            v = _normalize_int(int(value), ty.int_bitwidth)
+        attr = DenseIntOrFPElementsAttr.from_list(t, [v])
+        return tensor(self.b.result(arith.ConstantOp(attr, t)), block_type(ty, shape))
+
+    def to_tensor(self, x, ty: dtype | None = None) -> tensor:
+        if isinstance(x, constexpr):
+            x = x.value
+        if isinstance(x, tensor):
+            return x
+        if isinstance(x, numbers.Number):
+            return self.scalar_constant(x, ty or literal_dtype(x))
+        raise SemanticError(f"expected a tensor or a number, got {type(x).__name__} {x!r}")
+
+    @staticmethod
+    def check_shape(shape) -> None:
+        for s in shape:
+            if not isinstance(s, int) or s <= 0:
+                raise SemanticError(
+                    f"shape {list(shape)} must be positive integers known at compile time"
+                )
+            if s & (s - 1):
+                raise SemanticError(f"shape {list(shape)} must have power-of-two dimensions")
+        if math.prod(shape) > MAX_TENSOR_NUMEL:
+            raise SemanticError(
+                f"a block may hold at most 2**20 = {MAX_TENSOR_NUMEL} elements; shape {list(shape)} has {math.prod(shape)}"
+            )
+
+    # ------------------------------------------------------------------ types
+    @staticmethod
+    def integer_promote(a: dtype, b: dtype) -> dtype:
+        ar, br = a.int_bitwidth, b.int_bitwidth
+        if a.is_int_unsigned() == b.is_int_unsigned():
+            return a if ar > br else b
+        if a.is_int_unsigned():
+            return a if ar >= br else b
+        return b if br >= ar else a
+
+    def computation_type(
+        self, a: dtype, a_lit: bool, b: dtype, b_lit: bool, div_or_mod: bool
+    ) -> dtype:
+        if a_lit != b_lit:
+            lit, ten = (a, b) if a_lit else (b, a)
+            if lit.kind() <= ten.kind():
+                if div_or_mod and (ten.is_fp16() or ten.is_bf16()):
+                    return core.float32
+                return ten
+        if a.is_fp64() or b.is_fp64():
+            return core.float64
+        if a.is_fp32() or b.is_fp32():
+            return core.float32
+        if a.is_fp16() or b.is_fp16():
+            return core.float32 if div_or_mod else core.float16
+        if a.is_bf16() or b.is_bf16():
+            if div_or_mod or not (a.is_bf16() and b.is_bf16()):
+                return core.float32
+            return core.bfloat16
+        if not (a.is_int() and b.is_int()):
+            raise SemanticError(f"unexpected operand types {a} and {b}")
+        if div_or_mod and a.is_int_signed() != b.is_int_signed():
+            raise SemanticError(
+                f"cannot use /, // or % with {a} and {b} because they have different signedness; "
+                "cast one of them first"
+            )
+        return self.integer_promote(a, b)
+
+    def binary_operands(
+        self, lhs, rhs, allow_lhs_ptr=False, allow_rhs_ptr=False, arithmetic=True, div_or_mod=False
+    ):
+        lhs, rhs = core.unwrap(lhs), core.unwrap(rhs)
+        lhs_lit = isinstance(lhs, numbers.Number)
+        rhs_lit = isinstance(rhs, numbers.Number)
+        lhs_t = lhs if not lhs_lit else None
+        rhs_t = rhs if not rhs_lit else None
+        if not lhs_lit and not isinstance(lhs, tensor):
+            raise SemanticError(f"unsupported operand {lhs!r}")
+        if not rhs_lit and not isinstance(rhs, tensor):
+            raise SemanticError(f"unsupported operand {rhs!r}")
+        lty = lhs_t.dtype if lhs_t is not None else literal_dtype(lhs)
+        rty = rhs_t.dtype if rhs_t is not None else literal_dtype(rhs)
+        self._check_ptr(lty, rty, allow_lhs_ptr)
+        self._check_ptr(rty, lty, allow_rhs_ptr)
+        if arithmetic and not lty.is_ptr() and not rty.is_ptr():
+            ret = self.computation_type(lty, lhs_lit, rty, rhs_lit, div_or_mod)
+            for lit, v in ((lhs_lit, lhs), (rhs_lit, rhs)):
+                if lit and v < 0 and ret.is_int_unsigned():
+                    raise SemanticError(
+                        "cannot combine an unsigned tensor with a negative literal; cast one of them explicitly"
+                    )
+            lhs_t = self.scalar_constant(lhs, ret) if lhs_lit else self.cast(lhs_t, ret)
+            rhs_t = self.scalar_constant(rhs, ret) if rhs_lit else self.cast(rhs_t, ret)
+        else:
+            lhs_t = lhs_t if lhs_t is not None else self.to_tensor(lhs)
+            rhs_t = rhs_t if rhs_t is not None else self.to_tensor(rhs)
+        return self.broadcast_pair(lhs_t, rhs_t)
+
+    @staticmethod
+    def _check_ptr(a: dtype, b: dtype, allow: bool) -> None:
+        if a.is_ptr():
+            if not allow:
+                raise SemanticError(f"this operation does not take a pointer ({a})")
+            if b.is_ptr():
+                raise SemanticError(f"cannot combine two pointers ({a} and {b})")
+            if b.is_floating():
+                raise SemanticError(f"cannot add a floating-point offset ({b}) to a pointer")
+
+    # ------------------------------------------------------------------ shapes
+    def splat(self, x: tensor, shape) -> tensor:
+        shape = tuple(shape)
+        t = irt.tensor(shape, x.dtype.to_ir())
+        return tensor(self.b.result(tt.SplatOp(x.handle, t)), block_type(x.dtype, shape))
+
+    def broadcast_to(self, x: tensor, shape) -> tensor:
+        shape = tuple(shape)
+        if x.shape == shape:
+            return x
+        if not x.shape:
+            return self.splat(x, shape)
+        if len(x.shape) != len(shape):
+            while len(x.shape) < len(shape):
+                x = self.expand_dims(x, 0)
+            if len(x.shape) != len(shape):
+                raise SemanticError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
+        for a, b in zip(x.shape, shape):
+            if a != b and a != 1:
+                raise SemanticError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
+        if x.shape == shape:
+            return x
+        t = irt.tensor(shape, x.dtype.to_ir())
+        return tensor(self.b.result(tt.BroadcastOp(x.handle, t)), block_type(x.dtype, shape))
+
+    def broadcast_shapes(self, a: tuple, b: tuple) -> tuple:
+        if not a:
+            return b
+        if not b:
+            return a
+        n = max(len(a), len(b))
+        a = (1,) * (n - len(a)) + a
+        b = (1,) * (n - len(b)) + b
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x == y or y == 1:
+                out.append(x)
+            elif x == 1:
+                out.append(y)
+            else:
+                raise SemanticError(
+                    f"incompatible shapes {list(a)} and {list(b)} at dimension {i} ({x} vs {y})"
+                )
+        return tuple(out)
+
+    def broadcast_pair(self, a: tensor, b: tensor):
+        if a.shape == b.shape:
+            return a, b
+        shape = self.broadcast_shapes(a.shape, b.shape)
+        return self.broadcast_to(a, shape), self.broadcast_to(b, shape)
+
+    def expand_dims(self, x: tensor, axis: int) -> tensor:
+        rank = len(x.shape)
+        if axis < 0:
+            axis += rank + 1
+        if not 0 <= axis <= rank:
+            raise SemanticError(
+                f"expand_dims axis {axis} is out of range for a tensor of rank {rank}"
+            )
+        if not x.shape:
+            return self.splat(x, (1,))
+        shape = x.shape[:axis] + (1,) + x.shape[axis:]
+        t = irt.tensor(shape, x.dtype.to_ir())
+        return tensor(self.b.result(tt.ExpandDimsOp(x.handle, axis, t)), block_type(x.dtype, shape))
+
+    def reshape(self, x: tensor, shape, can_reorder: bool = False) -> tensor:
+        shape = tuple(shape)
+        if math.prod(shape) != x.numel:
+            raise SemanticError(
+                f"cannot reshape {list(x.shape)} ({x.numel} elements) to {list(shape)}"
+            )
+        if not x.shape:
+            return self.splat(x, shape)
+        self.check_shape(shape)
+        t = irt.tensor(shape, x.dtype.to_ir())
+        return tensor(
+            self.b.result(tt.ReshapeOp(x.handle, t, can_reorder)), block_type(x.dtype, shape)
+        )
+
+    def permute(self, x: tensor, order) -> tensor:
+        order = tuple(order)
+        if sorted(order) != list(range(len(x.shape))):
+            raise SemanticError(
+                f"permutation {list(order)} does not fit a tensor of rank {len(x.shape)}"
+            )
+        shape = tuple(x.shape[i] for i in order)
+        t = irt.tensor(shape, x.dtype.to_ir())
+        return tensor(self.b.result(tt.TransOp(x.handle, order, t)), block_type(x.dtype, shape))
+
+    def arange(self, start: int, end: int) -> tensor:
+        if not isinstance(start, int) or not isinstance(end, int):
+            raise SemanticError("tl.arange's start and end must be tl.constexpr integers")
+        if end <= start:
+            raise SemanticError(f"tl.arange's end ({end}) must be greater than its start ({start})")
+        n = end - start
+        if n & (n - 1):
+            raise SemanticError(
+                f"tl.arange's range must be a power of two, got {n} ({start}..{end})"
+            )
+        if n > MAX_TENSOR_NUMEL:
+            raise SemanticError(f"tl.arange's range {n} exceeds the 2**20 element limit of a block")
+        if start < -(2**31) or end > 2**31:
+            raise SemanticError("tl.arange's bounds must fit in int32")
+        t = irt.tensor((n,), irt.i32)
+        return tensor(self.b.result(tt.MakeRangeOp(start, end, t)), block_type(core.int32, (n,)))
+
+    # ------------------------------------------------------------------ casts
+    def cast(self, x: tensor, to: dtype, fp_downcast_rounding: str | None = None) -> tensor:
+        src = x.dtype
+        if src == to:
+            return x
+        if isinstance(to, block_type):
+            to = to.scalar
+        res_ty = block_type(to, x.shape) if x.shape else to
+        rt = res_ty.to_ir()
+        h = x.handle
+        b = self.b
+        if fp_downcast_rounding is not None and not (
+            src.is_floating()
+            and to.is_floating()
+            and to.primitive_bitwidth < src.primitive_bitwidth
+        ):
+            raise SemanticError(
+                "fp_downcast_rounding applies only to casts from a wider to a narrower float type"
+            )
+        if src.is_floating() and to.is_floating():
+            if fp_downcast_rounding is not None:
+                return tensor(b.result(tt.FpToFpOp(h, rt, fp_downcast_rounding)), res_ty)
+            if (src.is_bf16() and to.is_fp16()) or (src.is_fp16() and to.is_bf16()):
+                return self.cast(self.cast(x, core.float32), to)
+            if to.primitive_bitwidth > src.primitive_bitwidth:
+                return tensor(b.result(arith.ExtFOp(h, rt)), res_ty)
+            return tensor(b.result(arith.TruncFOp(h, rt)), res_ty)
+        if src.is_int() and to.is_int():
+            if to.is_bool():
+                return self.not_equal(x, 0)
+            if to.int_bitwidth == src.int_bitwidth:
+                return tensor(h, res_ty)
+            if to.int_bitwidth < src.int_bitwidth:
+                return tensor(b.result(arith.TruncIOp(h, rt)), res_ty)
+            if src.is_int_signed():
+                return tensor(b.result(arith.ExtSIOp(h, rt)), res_ty)
+            return tensor(b.result(arith.ExtUIOp(h, rt)), res_ty)
+        if src.is_floating() and to.is_int():
+            if to.is_bool():
+                return self.not_equal(x, 0)
+            if to.is_int_signed():
+                return tensor(b.result(arith.FPToSIOp(h, rt)), res_ty)
+            return tensor(b.result(arith.FPToUIOp(h, rt)), res_ty)
+        if src.is_int() and to.is_floating():
+            if src.is_int_unsigned():
+                return tensor(b.result(arith.UIToFPOp(h, rt)), res_ty)
+            return tensor(b.result(arith.SIToFPOp(h, rt)), res_ty)
+        if src.is_ptr() and to.is_ptr():
+            return tensor(b.result(tt.BitcastOp(h, rt)), res_ty)
+        if src.is_ptr() and to.is_int():
+            if to.int_bitwidth != 64:
+                raise SemanticError(f"a pointer can only be cast to a 64-bit integer, not {to}")
+            return tensor(b.result(tt.PtrToIntOp(h, rt)), res_ty)
+        if src.is_int() and to.is_ptr():
+            if src.int_bitwidth != 64:
+                raise SemanticError(f"only a 64-bit integer can be cast to a pointer, not {src}")
+            return tensor(b.result(tt.IntToPtrOp(h, rt)), res_ty)
+        raise SemanticError(f"cannot cast {src} to {to}")
+
+    def bitcast(self, x: tensor, to: dtype) -> tensor:
+        src = x.dtype
+        if src == to:
+            return x
+        if src.primitive_bitwidth != to.primitive_bitwidth:
+            raise SemanticError(
+                f"cannot bitcast {src} ({src.primitive_bitwidth} bits) to {to} ({to.primitive_bitwidth} bits)"
+            )
+        if src.is_ptr() != to.is_ptr():
+            return self.cast(x, to)
+        res_ty = block_type(to, x.shape) if x.shape else to
+        return tensor(self.b.result(tt.BitcastOp(x.handle, res_ty.to_ir())), res_ty)
+
+    # ------------------------------------------------------------------ arithmetic
+    def _binop(self, op_cls, a: tensor, b: tensor) -> tensor:
+        return tensor(self.b.result(op_cls(a.handle, b.handle)), a.type)
+
+    def _sanitize_overflow(self, a: tensor, b: tensor, kind: str) -> None:
+        if not self.debug or not a.dtype.is_int_signed() or a.dtype.int_bitwidth >= 64:
+            return
+        ty = a.dtype
+        a64, b64 = self.cast(a, core.int64), self.cast(b, core.int64)
+        op = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp}[kind]
+        r = self._binop(op, a64, b64)
+        ok = self.and_(
+            self.less_equal(r, self.scalar_constant(ty.get_int_max_value(), core.int64)),
+            self.greater_equal(r, self.scalar_constant(ty.get_int_min_value(), core.int64)),
+        )
+        self.device_assert(ok, f"int{ty.int_bitwidth} overflow detected for operation {kind}")
+
+    def add(self, lhs, rhs) -> tensor:
+        a, b = self.binary_operands(lhs, rhs, True, True)
+        if b.dtype.is_ptr():
+            a, b = b, a
+        if a.dtype.is_ptr():
+            return tensor(self.b.result(tt.AddPtrOp(a.handle, b.handle)), a.type)
+        if a.dtype.is_floating():
+            return self._binop(arith.AddfOp, a, b)
+        self._sanitize_overflow(a, b, "add")
+        return self._binop(arith.AddiOp, a, b)
+
+    def sub(self, lhs, rhs) -> tensor:
+        a, b = self.binary_operands(lhs, rhs, True, False)
+        if a.dtype.is_ptr():
+            return tensor(self.b.result(tt.AddPtrOp(a.handle, self.minus(b).handle)), a.type)
+        if a.dtype.is_floating():
+            return self._binop(arith.SubfOp, a, b)
+        self._sanitize_overflow(a, b, "sub")
+        return self._binop(arith.SubiOp, a, b)
+
+    def mul(self, lhs, rhs) -> tensor:
+        a, b = self.binary_operands(lhs, rhs)
+        if a.dtype.is_floating():
+            return self._binop(arith.MulfOp, a, b)
+        self._sanitize_overflow(a, b, "mul")
+        return self._binop(arith.MuliOp, a, b)
+
+    def truediv(self, lhs, rhs) -> tensor:
+        a, b = self.binary_operands(lhs, rhs, arithmetic=True, div_or_mod=True)
+        at, bt = a.dtype, b.dtype
+        if at.is_floating() and bt.is_int():
+            b = self.cast(b, at)
+        elif at.is_int() and bt.is_floating():
+            a = self.cast(a, bt)
+        elif at.is_int() and bt.is_int():
+            a, b = self.cast(a, core.float32), self.cast(b, core.float32)
+        elif at.fp_mantissa_width > bt.fp_mantissa_width:
+            b = self.cast(b, at)
+        else:
+            a = self.cast(a, bt)
+        return self._binop(arith.DivfOp, a, b)
+
+    def floordiv(self, lhs, rhs) -> tensor:
+        a, b = self.binary_operands(lhs, rhs, arithmetic=True, div_or_mod=True)
+        if not (a.dtype.is_int() and b.dtype.is_int()):
+            raise SemanticError(f"// needs integer operands, got {a.dtype} and {b.dtype}")
+        op = arith.DivSIOp if a.dtype.is_int_signed() else arith.DivUIOp
+        return self._binop(op, a, b)
+
+    def fdiv(self, lhs, rhs, ieee_rounding: bool = False) -> tensor:
+        l, r = core.unwrap(lhs), core.unwrap(rhs)
+        for v in (l, r):
+            dt = v.dtype if isinstance(v, tensor) else literal_dtype(v)
+            if not dt.is_floating():
+                raise SemanticError("both operands of fdiv must be floating point")
+        a, b = self.binary_operands(lhs, rhs, arithmetic=True, div_or_mod=True)
+        return self._binop(tt.PreciseDivFOp if ieee_rounding else arith.DivfOp, a, b)
+
+    def mod(self, lhs, rhs) -> tensor:
+        a, b = self.binary_operands(lhs, rhs, arithmetic=True, div_or_mod=True)
+        if a.dtype.is_floating():
+            return self._binop(arith.RemFOp, a, b)
+        op = arith.RemSIOp if a.dtype.is_int_signed() else arith.RemUIOp
+        return self._binop(op, a, b)
+
+    def minus(self, x) -> tensor:
+        x = self.to_tensor(x)
+        if x.dtype.is_ptr():
+            raise SemanticError("cannot negate a pointer")
+        zero = self.full(x.shape, 0, x.dtype)
+        return self.sub(zero, x)
+
+    def invert(self, x) -> tensor:
+        x = self.to_tensor(x)
+        if not x.dtype.is_int():
+            raise SemanticError(f"~ needs an integer operand, got {x.dtype}")
+        ones = self.full(x.shape, -1 if not x.dtype.is_bool() else 1, x.dtype)
+        return self._binop(arith.XOrIOp, x, ones)
+
+    def _bitwise_operands(self, lhs, rhs):
+        a, b = self.binary_operands(lhs, rhs)
+        if not (a.dtype.is_int() and b.dtype.is_int()):
+            raise SemanticError(
+                f"bitwise operations need integer operands, got {a.dtype} and {b.dtype}"
+            )
+        return a, b
+
+    def and_(self, lhs, rhs) -> tensor:
+        return self._binop(arith.AndIOp, *self._bitwise_operands(lhs, rhs))
+
+    def or_(self, lhs, rhs) -> tensor:
+        return self._binop(arith.OrIOp, *self._bitwise_operands(lhs, rhs))
+
+    def xor_(self, lhs, rhs) -> tensor:
+        return self._binop(arith.XOrIOp, *self._bitwise_operands(lhs, rhs))
+
+    def shl(self, lhs, rhs) -> tensor:
+        return self._binop(arith.ShLIOp, *self._bitwise_operands(lhs, rhs))
+
+    def shr(self, lhs, rhs) -> tensor:
+        a, b = self._bitwise_operands(lhs, rhs)
+        return self._binop(arith.ShRSIOp if a.dtype.is_int_signed() else arith.ShRUIOp, a, b)
+
+    def logical_and(self, lhs, rhs) -> tensor:
+        return self.and_(
+            self.cast(self.to_tensor(lhs), core.int1), self.cast(self.to_tensor(rhs), core.int1)
+        )
+
+    def logical_or(self, lhs, rhs) -> tensor:
+        return self.or_(
+            self.cast(self.to_tensor(lhs), core.int1), self.cast(self.to_tensor(rhs), core.int1)
+        )
+
+    def logical_not(self, x) -> tensor:
+        x = self.cast(self.to_tensor(x), core.int1)
+        return self.xor_(x, self.full(x.shape, 1, core.int1))
+
+    # ------------------------------------------------------------------ comparisons
+    def _compare(self, lhs, rhs, fpred: str, spred: str, upred: str) -> tensor:
+        a, b = self.binary_operands(lhs, rhs, True, True)
+        if a.dtype.is_ptr() != b.dtype.is_ptr():
+            raise SemanticError(f"cannot compare {a.dtype} with {b.dtype}")
+        res_ty = block_type(core.int1, a.shape) if a.shape else core.int1
+        if a.dtype.is_floating():
+            op = arith.CmpfOp(a.handle, b.handle, fpred)
+        else:
+            pred = spred if a.dtype.is_int_signed() else upred
+            op = arith.CmpiOp(a.handle, b.handle, pred)
+        return tensor(self.b.result(op), res_ty)
+
+    def less_than(self, a, b):
+        return self._compare(a, b, "olt", "slt", "ult")
+
+    def less_equal(self, a, b):
+        return self._compare(a, b, "ole", "sle", "ule")
+
+    def greater_than(self, a, b):
+        return self._compare(a, b, "ogt", "sgt", "ugt")
+
+    def greater_equal(self, a, b):
+        return self._compare(a, b, "oge", "sge", "uge")
+
+    def equal(self, a, b):
+        return self._compare(a, b, "oeq", "eq", "eq")
+
+    def not_equal(self, a, b):
+        return self._compare(a, b, "une", "ne", "ne")
+
+    # ------------------------------------------------------------------ selection, min/max
+    def where(self, cond, x, y) -> tensor:
+        cond = self.to_tensor(cond)
+        if not cond.dtype.is_bool():
+            cond = self.cast(cond, core.int1)
+        x, y = self.binary_operands(x, y, True, True)
+        if cond.shape:
+            cond, x = self.broadcast_pair(cond, x)
+            x, y = self.broadcast_pair(x, y)
+            cond, x = self.broadcast_pair(cond, x)
+        elif x.shape:
+            cond = self.splat(cond, x.shape)
+        return tensor(self.b.result(arith.SelectOp(cond.handle, x.handle, y.handle)), x.type)
+
+    def maximum(self, x, y, propagate_nan: bool = False) -> tensor:
+        a, b = self.binary_operands(x, y)
+        if a.dtype.is_floating():
+            op = arith.MaximumfOp if propagate_nan else arith.MaxnumfOp
+        elif a.dtype.is_int_signed():
+            op = arith.MaxSIOp
+        else:
+            op = arith.MaxUIOp
+        return self._binop(op, a, b)
+
+    def minimum(self, x, y, propagate_nan: bool = False) -> tensor:
+        a, b = self.binary_operands(x, y)
+        if a.dtype.is_floating():
+            op = arith.MinimumfOp if propagate_nan else arith.MinnumfOp
+        elif a.dtype.is_int_signed():
+            op = arith.MinSIOp
+        else:
+            op = arith.MinUIOp
+        return self._binop(op, a, b)
+
+    # ------------------------------------------------------------------ math
+    def unary_math(self, name: str, x, allowed=("fp32", "fp64", "fp16", "bf16")) -> tensor:
+        x = self.to_tensor(x)
+        if x.dtype.name not in allowed:
+            raise SemanticError(f"tl.{name} expects one of {list(allowed)}, got {x.dtype}")
+        ops = {
+            "exp": xmath.ExpOp,
+            "exp2": xmath.Exp2Op,
+            "log": xmath.LogOp,
+            "log2": xmath.Log2Op,
+            "sqrt": xmath.SqrtOp,
+            "rsqrt": xmath.RsqrtOp,
+            "sin": xmath.SinOp,
+            "cos": xmath.CosOp,
+            "tanh": xmath.TanhOp,
+            "erf": xmath.ErfOp,
+            "floor": xmath.FloorOp,
+            "ceil": xmath.CeilOp,
+        }
+        if name == "sqrt_rn":
+            return tensor(self.b.result(tt.PreciseSqrtOp(x.handle)), x.type)
+        return tensor(self.b.result(ops[name](x.handle)), x.type)
+
+    def abs(self, x) -> tensor:
+        x = self.to_tensor(x)
+        if x.dtype.is_floating():
+            return tensor(self.b.result(xmath.AbsFOp(x.handle)), x.type)
+        if x.dtype.is_int_signed():
+            return tensor(self.b.result(xmath.AbsIOp(x.handle)), x.type)
+        if x.dtype.is_int():
+            return x
+        raise SemanticError(f"tl.abs does not take {x.dtype}")
+
+    def fma(self, x, y, z) -> tensor:
+        x, y = self.binary_operands(x, y)
+        x, z = self.binary_operands(x, z)
+        x, y = self.binary_operands(x, y)
+        if not x.dtype.is_floating():
+            raise SemanticError("tl.fma needs floating-point operands")
+        return tensor(self.b.result(xmath.FmaOp(x.handle, y.handle, z.handle)), x.type)
+
+    def umulhi(self, x, y) -> tensor:
+        a, b = self._bitwise_operands(x, y)
+        return tensor(self.b.result(tt.MulhiUIOp(a.handle, b.handle)), a.type)
+
+    # ------------------------------------------------------------------ memory
+    def _memory_args(self, ptr, mask, what: str):
+        ptr = self.to_tensor(ptr)
+        if not ptr.dtype.is_ptr():
+            raise SemanticError(
+                f"{what} needs a pointer or a block of pointers, got a value of type {ptr.dtype}"
+            )
+        if mask is not None:
+            mask = self.to_tensor(mask)
+            if not mask.dtype.is_bool():
+                mask = self.cast(mask, core.int1)
+            if ptr.shape and mask.shape != ptr.shape:
+                if (
+                    len(mask.shape) > len(ptr.shape)
+                    or self.broadcast_shapes(mask.shape, ptr.shape) != ptr.shape
+                ):
+                    raise SemanticError(
+                        f"{what}: mask of shape {list(mask.shape)} does not fit pointers of shape {list(ptr.shape)}"
+                    )
+                mask = self.broadcast_to(mask, ptr.shape)
+            elif not ptr.shape and mask.shape:
+                shape = mask.shape
+                ptr = self.broadcast_to(ptr, shape)
+        return ptr, mask
+
+    def load(
+        self,
+        ptr,
+        mask=None,
+        other=None,
+        cache: str = "none",
+        evict: str = "evict_normal",
+        volatile=False,
+    ) -> tensor:
+        ptr, mask = self._memory_args(ptr, mask, "tl.load")
+        if other is not None and mask is None:
+            raise SemanticError("tl.load: `other` needs a `mask`")
+        elt = ptr.dtype.element_ty
+        is_bool = elt.is_bool()
+        if is_bool:
+            elt = core.int8
+            ptr = self.cast(
+                ptr,
+                block_type(pointer_type(core.int8), ptr.shape)
+                if ptr.shape
+                else pointer_type(core.int8),
+            )
+        if other is not None:
+            other = self.to_tensor(
+                other, elt if not isinstance(core.unwrap(other), tensor) else None
+            )
+            other = self.cast(other, elt)
+            other = self.broadcast_to(other, ptr.shape) if ptr.shape else other
+            if ptr.shape and other.shape != ptr.shape:
+                raise SemanticError(
+                    f"tl.load: `other` of shape {list(other.shape)} does not fit pointers of shape {list(ptr.shape)}"
+                )
+        res_ty = block_type(elt, ptr.shape) if ptr.shape else elt
+        op = tt.LoadOp(
+            ptr.handle,
+            mask.handle if mask is not None else None,
+            other.handle if other is not None else None,
+            cache,
+            evict,
+        )
+        if volatile:
+            from xdsl.dialects.builtin import BoolAttr
+
+            op.isVolatile = BoolAttr.from_bool(True)
+        val = tensor(self.b.result(op), res_ty)
+        if is_bool:
+            val = self.not_equal(val, 0)
+        return val
+
+    def store(
+        self, ptr, value, mask=None, cache: str = "none", evict: str = "evict_normal"
+    ) -> None:
+        ptr, mask = self._memory_args(ptr, mask, "tl.store")
+        elt = ptr.dtype.element_ty
+        value = self.to_tensor(value, elt if not isinstance(core.unwrap(value), tensor) else None)
+        if ptr.shape:
+            if (
+                len(value.shape) > len(ptr.shape)
+                or self.broadcast_shapes(value.shape, ptr.shape) != ptr.shape
+            ):
+                raise SemanticError(
+                    f"tl.store: value of shape {list(value.shape)} does not fit pointers of shape {list(ptr.shape)}"
+                )
+            value = self.broadcast_to(value, ptr.shape)
+        elif value.shape:
+            raise SemanticError(
+                f"tl.store: a block value of shape {list(value.shape)} cannot be stored through a scalar pointer"
+            )
+        if elt.is_bool():
+            elt = core.int8
+            ptr = self.cast(
+                ptr,
+                block_type(pointer_type(core.int8), ptr.shape)
+                if ptr.shape
+                else pointer_type(core.int8),
+            )
+        value = self.cast(value, elt)
+        self.b.insert(
+            tt.StoreOp(
+                ptr.handle, value.handle, mask.handle if mask is not None else None, cache, evict
+            )
+        )
+
+    # ------------------------------------------------------------------ misc
+    def program_id(self, axis: int) -> tensor:
+        if axis not in (0, 1, 2):
+            raise SemanticError(f"program_id axis must be 0, 1 or 2, got {axis}")
+        return tensor(self.b.result(tt.GetProgramIdOp(axis)), core.int32)
+
+    def num_programs(self, axis: int) -> tensor:
+        if axis not in (0, 1, 2):
+            raise SemanticError(f"num_programs axis must be 0, 1 or 2, got {axis}")
+        return tensor(self.b.result(tt.GetNumProgramsOp(axis)), core.int32)
+
+    def device_assert(self, cond, msg: str) -> None:
+        cond = self.to_tensor(cond)
+        if not cond.dtype.is_bool():
+            cond = self.cast(cond, core.int1)
+        self.b.insert(tt.AssertOp(cond.handle, msg))
+
+    def dot(
+        self,
+        a: tensor,
+        b: tensor,
+        acc: tensor | None,
+        input_precision: str,
+        max_num_imprecise_acc,
+        out_dtype: dtype,
+    ) -> tensor:
+        if len(a.shape) not in (2, 3) or len(b.shape) != len(a.shape):
+            raise SemanticError(
+                f"tl.dot needs two 2D (or 3D) blocks, got shapes {list(a.shape)} and {list(b.shape)}"
+            )
+        if a.shape[-1] != b.shape[-2]:
+            raise SemanticError(
+                f"tl.dot: inner dimensions differ: {list(a.shape)} @ {list(b.shape)} ({a.shape[-1]} vs {b.shape[-2]})"
+            )
+        if min(a.shape[-2:]) < 16 or min(b.shape[-2:]) < 16:
+            raise SemanticError(
+                f"tl.dot: every dimension must be >= 16, got {list(a.shape)} @ {list(b.shape)}"
+            )
+        if a.dtype != b.dtype:
+            raise SemanticError(
+                f"tl.dot: operands must have the same element type, got {a.dtype} and {b.dtype}"
+            )
+        if not (a.dtype.is_floating() or a.dtype.is_int()):
+            raise SemanticError(f"tl.dot does not take {a.dtype}")
+        if a.dtype.is_int():
+            out_dtype = core.int32
+        shape = a.shape[:-1] + (b.shape[-1],)
+        if acc is None:
+            acc = self.full(shape, 0, out_dtype)
+        else:
+            acc = self.to_tensor(acc)
+            if acc.shape != shape:
+                raise SemanticError(
+                    f"tl.dot: accumulator shape {list(acc.shape)} must be {list(shape)}"
+                )
+            if acc.dtype != out_dtype and not (a.dtype.is_floating() and acc.dtype.is_floating()):
+                raise SemanticError(
+                    f"tl.dot: accumulator type {acc.dtype} does not match {out_dtype}"
+                )
+        if input_precision not in tt.INPUT_PRECISIONS:
+            raise SemanticError(
+                f"tl.dot: input_precision must be one of {list(tt.INPUT_PRECISIONS)}, got {input_precision!r}"
+            )
+        op = tt.DotOp(
+            a.handle, b.handle, acc.handle, input_precision, int(max_num_imprecise_acc or 0)
+        )
+        return tensor(self.b.result(op), acc.type)

@@ -1,0 +1,80 @@
+"""Kernel entry: a `@jit` function plus a signature becomes a TTIR module.
+
+    tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}, ...,
+                               %n_elements: i32 {tt.divisibility = 16 : i32}) attributes {noinline = false}
+
+Runtime parameters become the function's arguments, in order; constexpr parameters (and
+ints specialised as equal to 1) are folded into the body and do not appear.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.utils.exceptions import VerifyException
+
+from tritium.errors import CompilationError, SourceLoc
+from tritium.frontend.builder import Builder
+from tritium.frontend.codegen import CodeGenerator
+from tritium.frontend.core import constexpr, dtype, tensor
+from tritium.frontend.semantic import Semantic
+from tritium.ir import tt
+from tritium.ir.locations import file_loc
+
+
+@dataclass
+class KernelSpec:
+    """What a kernel is compiled for: one entry per parameter, in order.
+
+    `types[name]` is the dtype of a runtime parameter; `constants[name]` the value of a
+    constexpr (or specialised) one; `divisible_by_16` names the runtime parameters that
+    get `tt.divisibility = 16`.
+    """
+
+    types: dict[str, dtype] = field(default_factory=dict)
+    constants: dict[str, object] = field(default_factory=dict)
+    divisible_by_16: set[str] = field(default_factory=set)
+
+
+def ast_to_ttir(fn, spec: KernelSpec, debug: bool = False) -> tuple[ModuleOp, set]:
+    """Generate the TTIR module for `fn` under `spec`; returns it and the `@jit`
+    functions that were inlined into it (for cache keys)."""
+    for name in fn.arg_names:
+        if name not in spec.types and name not in spec.constants:
+            raise CompilationError(
+                f"no type or value given for parameter `{name}` of `{fn.__name__}`",
+                SourceLoc(fn.file, fn.line, 1),
+            )
+    runtime = [n for n in fn.arg_names if n in spec.types]
+    arg_types = [spec.types[n].to_ir() for n in runtime]
+    arg_attrs = [
+        {"tt.divisibility": IntegerAttr(16, 32)} if n in spec.divisible_by_16 else {}
+        for n in runtime
+    ]
+    func = tt.FuncOp(fn.__name__, arg_types, [], "public", arg_attrs=arg_attrs)
+    def_loc = file_loc(fn.file, fn.def_line, 1)
+    func.location = def_loc
+    scope: dict = {}
+    for n, a in zip(runtime, func.body.block.args):
+        a.name_hint = n
+        a.location = file_loc(fn.file, fn.def_line, 1, n)
+        scope[n] = tensor(a, spec.types[n])
+    for n, v in spec.constants.items():
+        scope[n] = v if isinstance(v, constexpr) else constexpr(v)
+    builder = Builder()
+    builder.block = func.body.block
+    semantic = Semantic(builder, debug=debug)
+    gen = CodeGenerator(fn, semantic, scope, is_kernel=True)
+    gen.visit_function_body(fn.body)
+    builder.loc = def_loc
+    builder.insert(tt.ReturnOp())
+    module = ModuleOp([func])
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise CompilationError(
+            f"internal compiler error: generated TTIR does not verify: {e}",
+            SourceLoc(fn.file, fn.def_line, 1),
+        ) from e
+    return module, gen.deps
