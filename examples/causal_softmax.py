@@ -64,16 +64,19 @@ def reference(x: np.ndarray, seq_len: int) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-if __name__ == "__main__":
-    from examples._common import run_example
+def check(rng):
+    seq = 48
+    x = rng.standard_normal((3 * seq, seq), dtype=np.float32)
+    out = causal_softmax(x, seq, grid_rows=3 * seq + 5)  # extra programs exercise the early return
+    np.testing.assert_allclose(out, reference(x, seq), rtol=1e-5, atol=1e-7)
+    return x.nbytes * 2
 
-    def check(rng):
-        seq = 48
-        x = rng.standard_normal((3 * seq, seq), dtype=np.float32)
-        out = causal_softmax(
-            x, seq, grid_rows=3 * seq + 5
-        )  # extra programs exercise the early return
-        np.testing.assert_allclose(out, reference(x, seq), rtol=1e-5, atol=1e-7)
-        return x.nbytes * 2
+
+if __name__ == "__main__":
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from examples._common import run_example
 
     run_example("causal softmax", check)

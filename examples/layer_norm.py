@@ -50,14 +50,19 @@ def reference(x, w, b, eps=1e-5):
     return (x - mean) / np.sqrt(var + eps) * w + b
 
 
-if __name__ == "__main__":
-    from examples._common import run_example
+def check(rng):
+    x = rng.standard_normal((13, 3000), dtype=np.float32) * 3 + 1
+    w = rng.standard_normal(3000, dtype=np.float32)
+    b = rng.standard_normal(3000, dtype=np.float32)
+    np.testing.assert_allclose(layer_norm(x, w, b), reference(x, w, b), rtol=1e-4, atol=1e-5)
+    return x.nbytes * 4
 
-    def check(rng):
-        x = rng.standard_normal((13, 3000), dtype=np.float32) * 3 + 1
-        w = rng.standard_normal(3000, dtype=np.float32)
-        b = rng.standard_normal(3000, dtype=np.float32)
-        np.testing.assert_allclose(layer_norm(x, w, b), reference(x, w, b), rtol=1e-4, atol=1e-5)
-        return x.nbytes * 4
+
+if __name__ == "__main__":
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from examples._common import run_example
 
     run_example("layer norm", check)

@@ -53,16 +53,21 @@ def matmul(a, b, block_m=64, block_n=64, block_k=32):
     return c
 
 
-if __name__ == "__main__":
-    from examples._common import run_example
+def check(rng):
+    a = rng.standard_normal((200, 136), dtype=np.float32)
+    b = rng.standard_normal((136, 90), dtype=np.float32)
+    c = matmul(a, b)
+    ref = a.astype(np.float64) @ b
+    err = np.linalg.norm(c - ref) / np.linalg.norm(ref)
+    assert err < 5e-3, err  # tf32 inputs
+    return a.nbytes + b.nbytes + c.nbytes
 
-    def check(rng):
-        a = rng.standard_normal((200, 136), dtype=np.float32)
-        b = rng.standard_normal((136, 90), dtype=np.float32)
-        c = matmul(a, b)
-        ref = a.astype(np.float64) @ b
-        err = np.linalg.norm(c - ref) / np.linalg.norm(ref)
-        assert err < 5e-3, err  # tf32 inputs
-        return a.nbytes + b.nbytes + c.nbytes
+
+if __name__ == "__main__":
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from examples._common import run_example
 
     run_example("tiled matmul (tf32)", check)

@@ -40,13 +40,23 @@ def online_softmax(x: np.ndarray, block: int = 1024) -> np.ndarray:
     return out
 
 
-if __name__ == "__main__":
-    from examples._common import run_example
-    from examples.softmax import reference
+def reference(x):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
 
-    def check(rng):
-        x = rng.standard_normal((19, 5000), dtype=np.float32)
-        np.testing.assert_allclose(online_softmax(x, 1024), reference(x), rtol=1e-5, atol=1e-8)
-        return x.nbytes * 3
+
+def check(rng):
+    x = rng.standard_normal((19, 5000), dtype=np.float32)
+    np.testing.assert_allclose(online_softmax(x, 1024), reference(x), rtol=1e-5, atol=1e-8)
+    return x.nbytes * 3
+
+
+if __name__ == "__main__":
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from examples._common import run_example
 
     run_example("online softmax", check)

@@ -45,13 +45,18 @@ def reference(x, w, eps=1e-6):
     return x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps) * w
 
 
-if __name__ == "__main__":
-    from examples._common import run_example
+def check(rng):
+    x = rng.standard_normal((67, 1536), dtype=np.float32)
+    w = rng.standard_normal(1536, dtype=np.float32)
+    np.testing.assert_allclose(rms_norm(x, w), reference(x, w), rtol=1e-5, atol=1e-6)
+    return x.nbytes * 2 + w.nbytes
 
-    def check(rng):
-        x = rng.standard_normal((67, 1536), dtype=np.float32)
-        w = rng.standard_normal(1536, dtype=np.float32)
-        np.testing.assert_allclose(rms_norm(x, w), reference(x, w), rtol=1e-5, atol=1e-6)
-        return x.nbytes * 2 + w.nbytes
+
+if __name__ == "__main__":
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from examples._common import run_example
 
     run_example("RMSNorm", check)

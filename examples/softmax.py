@@ -46,12 +46,17 @@ def reference(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-if __name__ == "__main__":
-    from examples._common import run_example
+def check(rng):
+    x = rng.standard_normal((123, 781), dtype=np.float32)
+    np.testing.assert_allclose(softmax(x), reference(x), rtol=1e-5, atol=1e-7)
+    return x.nbytes * 2
 
-    def check(rng):
-        x = rng.standard_normal((123, 781), dtype=np.float32)
-        np.testing.assert_allclose(softmax(x), reference(x), rtol=1e-5, atol=1e-7)
-        return x.nbytes * 2
+
+if __name__ == "__main__":
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from examples._common import run_example
 
     run_example("fused softmax", check)

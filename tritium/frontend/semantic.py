@@ -229,6 +229,15 @@ class Semantic:
                 )
         return tuple(out)
 
+    def fits(self, shape: tuple, target: tuple) -> bool:
+        """Whether a value of `shape` broadcasts to exactly `target`."""
+        if len(shape) > len(target):
+            return False
+        try:
+            return self.broadcast_shapes(shape, target) == target
+        except SemanticError:
+            return False
+
     def broadcast_pair(self, a: tensor, b: tensor):
         if a.shape == b.shape:
             return a, b
@@ -618,10 +627,7 @@ class Semantic:
             if not mask.dtype.is_bool():
                 mask = self.cast(mask, core.int1)
             if ptr.shape and mask.shape != ptr.shape:
-                if (
-                    len(mask.shape) > len(ptr.shape)
-                    or self.broadcast_shapes(mask.shape, ptr.shape) != ptr.shape
-                ):
+                if not self.fits(mask.shape, ptr.shape):
                     raise SemanticError(
                         f"{what}: mask of shape {list(mask.shape)} does not fit pointers of shape {list(ptr.shape)}"
                     )
@@ -687,10 +693,7 @@ class Semantic:
         elt = ptr.dtype.element_ty
         value = self.to_tensor(value, elt if not isinstance(core.unwrap(value), tensor) else None)
         if ptr.shape:
-            if (
-                len(value.shape) > len(ptr.shape)
-                or self.broadcast_shapes(value.shape, ptr.shape) != ptr.shape
-            ):
+            if not self.fits(value.shape, ptr.shape):
                 raise SemanticError(
                     f"tl.store: value of shape {list(value.shape)} does not fit pointers of shape {list(ptr.shape)}"
                 )

@@ -1,14 +1,16 @@
-"""`arith` as tritium uses it: xDSL's dialect with three ops made tensor-aware.
+"""`arith` as tritium uses it: xDSL's dialect with its scalar-only ops made tensor-aware.
 
 xDSL 0.74 falls short here: its `arith.cmpi` / `arith.cmpf` always produce a scalar `i1`,
-and its `arith.select` only takes a scalar condition, while MLIR (and upstream Triton's IR)
-compare and select whole tensors elementwise:
+its `arith.select` only takes a scalar condition, and its integer casts (`extsi`, `extui`,
+`trunci`, `sitofp`, `uitofp`, `fptosi`, `fptoui`) only take scalars, while MLIR (and
+upstream Triton's IR) compare, select and cast whole tensors elementwise:
 
     %m = arith.cmpi slt, %offs, %n : tensor<1024xi32>           // -> tensor<1024xi1>
     %v = arith.select %m, %a, %b : tensor<1024xi1>, tensor<1024xf32>
 
 The replacements keep xDSL's names, properties and printed form for the scalar case, so
-every other arith op, pattern and helper of xDSL still applies.
+every other arith op, pattern and helper of xDSL still applies. `arith.remf`, missing from
+xDSL, is added.
 """
 
 from __future__ import annotations
@@ -180,7 +182,82 @@ class RemFOp(x_arith.FloatingPointLikeBinaryOperation):
     traits = traits_def(Pure())
 
 
-_REPLACED = {CmpiOp.name: CmpiOp, CmpfOp.name: CmpfOp, SelectOp.name: SelectOp}
+class _Cast(IRDLOperation):
+    """`arith.<cast> %x : T to U` on scalars or tensors (shapes must match)."""
+
+    SRC: ClassVar[str] = "int"
+    DST: ClassVar[str] = "int"
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        a, b = self.input.type, self.result.type
+        kinds = {"int": is_int, "float": is_float}
+        if not kinds[self.SRC](a) or not kinds[self.DST](b):
+            raise VerifyException(f"{self.name}: expected {self.SRC} -> {self.DST}, got {a} -> {b}")
+        if shape_of(a) != shape_of(b) or is_tensor(a) != is_tensor(b):
+            raise VerifyException(f"{self.name}: shapes differ ({a} -> {b})")
+
+
+@irdl_op_definition
+class ExtSIOp(_Cast):
+    name = "arith.extsi"
+
+
+@irdl_op_definition
+class ExtUIOp(_Cast):
+    name = "arith.extui"
+
+
+@irdl_op_definition
+class TruncIOp(_Cast):
+    name = "arith.trunci"
+
+
+@irdl_op_definition
+class SIToFPOp(_Cast):
+    name = "arith.sitofp"
+    DST: ClassVar[str] = "float"
+
+
+@irdl_op_definition
+class UIToFPOp(_Cast):
+    name = "arith.uitofp"
+    DST: ClassVar[str] = "float"
+
+
+@irdl_op_definition
+class FPToSIOp(_Cast):
+    name = "arith.fptosi"
+    SRC: ClassVar[str] = "float"
+
+
+@irdl_op_definition
+class FPToUIOp(_Cast):
+    name = "arith.fptoui"
+    SRC: ClassVar[str] = "float"
+
+
+_REPLACED = {
+    op.name: op
+    for op in (
+        CmpiOp,
+        CmpfOp,
+        SelectOp,
+        ExtSIOp,
+        ExtUIOp,
+        TruncIOp,
+        SIToFPOp,
+        UIToFPOp,
+        FPToSIOp,
+        FPToUIOp,
+    )
+}
 
 Arith = Dialect(
     "arith",
@@ -195,6 +272,6 @@ globals().update(
         for name, obj in vars(x_arith).items()
         if isinstance(obj, type)
         and issubclass(obj, IRDLOperation)
-        and name not in ("CmpiOp", "CmpfOp", "SelectOp")
+        and getattr(obj, "name", None) not in _REPLACED
     }
 )
