@@ -6,16 +6,18 @@ A layout encoding rides on a tensor type and says which thread holds which eleme
     %x = tt.load %p : tensor<1024x!tt.ptr<f32>, #blocked>
     %s = ttg.convert_layout %x : tensor<1024xf32, #blocked> -> tensor<1024xf32, #blocked1>
 
-The index maths for these encodings lives in `tritium.ir.layouts`; this file only defines
-how they are stored, verified, parsed and printed (upstream Triton 3.x syntax).
+The index maths for these encodings lives in `tritium.ir.layouts`; this file defines how
+they are stored, verified, parsed and printed (upstream Triton 3.x syntax), the builders
+the passes use to make them (`blocked_layout`, `default_blocked_layout`), and the module
+attributes of TTGIR (`"ttg.num-warps" = 4 : i32`, ...).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, TensorType
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerAttr, TensorType
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -166,6 +168,27 @@ class SliceEncodingAttr(ParametrizedAttribute):
     def dim(self) -> int:
         return self.dim_attr.data
 
+    @property
+    def rank(self) -> int:
+        return layout_rank(self.parent) - 1
+
+    @property
+    def order(self) -> list[int]:
+        """The parent's order without `dim`, renumbered (fastest-varying first)."""
+        return [d if d < self.dim else d - 1 for d in layout_order(self.parent) if d != self.dim]
+
+    @property
+    def sizePerThread(self) -> list[int]:
+        spt = layout_size_per_thread(self.parent)
+        return spt[: self.dim] + spt[self.dim + 1 :]
+
+    def verify(self) -> None:
+        # other parents (mma, ...) come with the layouts that define them
+        if not isinstance(self.parent, BlockedEncodingAttr | SliceEncodingAttr):
+            return
+        if not 0 <= self.dim < layout_rank(self.parent):
+            raise VerifyException("#ttg.slice: dim out of range for the parent layout")
+
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         f = _parse_struct(
@@ -203,3 +226,115 @@ class ConvertLayoutOp(IRDLOperation):
 
 
 TTG = Dialect("ttg", [ConvertLayoutOp], [BlockedEncodingAttr, SliceEncodingAttr])
+
+
+# --------------------------------------------------------------------------- layout helpers
+
+DistributedLayout = BlockedEncodingAttr | SliceEncodingAttr
+
+
+def is_distributed(attr: Attribute | None) -> bool:
+    """A layout that spreads a tensor over the threads' registers (blocked or slice)."""
+    return isinstance(attr, DistributedLayout)
+
+
+def layout_rank(attr: Attribute) -> int:
+    if isinstance(attr, BlockedEncodingAttr):
+        return attr.rank
+    if isinstance(attr, SliceEncodingAttr):
+        return attr.rank
+    raise TypeError(f"not a distributed layout: {attr}")
+
+
+def layout_order(attr: Attribute) -> list[int]:
+    """Dims fastest-varying first (a slice drops its `dim` from the parent's order)."""
+    if isinstance(attr, BlockedEncodingAttr | SliceEncodingAttr):
+        return attr.order
+    raise TypeError(f"not a distributed layout: {attr}")
+
+
+def layout_size_per_thread(attr: Attribute) -> list[int]:
+    if isinstance(attr, BlockedEncodingAttr | SliceEncodingAttr):
+        return attr.sizePerThread
+    raise TypeError(f"not a distributed layout: {attr}")
+
+
+def blocked_layout(
+    shape: Sequence[int],
+    size_per_thread: Sequence[int],
+    order: Sequence[int],
+    num_warps: int,
+    threads_per_warp: int = 32,
+) -> BlockedEncodingAttr:
+    """The blocked layout that covers `shape` starting from its fastest dim, as upstream's
+    `BlockedEncodingAttr::get(shape, sizePerThread, order, numWarps, threadsPerWarp)` builds it.
+
+    Walking the dims in `order` (all but the slowest), each takes as many threads as it has
+    elements left to cover (`shape / sizePerThread`), lanes of a warp first, then warps; the
+    slowest dim takes whatever lanes and warps remain, so a warp always has all its lanes and
+    the CTA all its warps (small shapes are then replicated).
+    """
+    rank = len(shape)
+    if not (len(size_per_thread) == len(order) == rank) or sorted(order) != list(range(rank)):
+        raise ValueError("blocked_layout: shape, sizePerThread and order must agree in rank")
+    tpw = [1] * rank
+    wpc = [1] * rank
+    lanes_left, warps_left = threads_per_warp, num_warps
+    threads_left = num_warps * threads_per_warp
+    lanes_used = warps_used = 1
+    for i in list(order)[:-1]:
+        wanted = _clamp(threads_left, 1, max(1, shape[i] // size_per_thread[i]))
+        tpw[i] = _clamp(wanted, 1, lanes_left)
+        wpc[i] = _clamp(wanted // tpw[i], 1, warps_left)
+        lanes_left //= tpw[i]
+        warps_left //= wpc[i]
+        threads_left //= wanted
+        lanes_used *= tpw[i]
+        warps_used *= wpc[i]
+    last = order[-1]
+    tpw[last] = threads_per_warp // lanes_used
+    wpc[last] = num_warps // warps_used
+    return BlockedEncodingAttr(size_per_thread, tpw, wpc, order)
+
+
+def default_blocked_layout(
+    shape: Sequence[int], num_warps: int, threads_per_warp: int = 32
+) -> BlockedEncodingAttr:
+    """convert-triton-to-tritongpu's layout: one element per thread, row-major order
+    (`[rank-1, ..., 0]`), e.g. `tensor<1024xf32>` with 4 warps gets
+    `sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]`."""
+    rank = len(shape)
+    return blocked_layout(
+        shape, [1] * rank, list(range(rank - 1, -1, -1)), num_warps, threads_per_warp
+    )
+
+
+def _clamp(v: int, lo: int, hi: int) -> int:
+    return max(lo, min(v, hi))
+
+
+# --------------------------------------------------------------------------- module attributes
+
+NUM_WARPS_ATTR = "ttg.num-warps"
+NUM_CTAS_ATTR = "ttg.num-ctas"
+THREADS_PER_WARP_ATTR = "ttg.threads-per-warp"
+TARGET_ATTR = "ttg.target"
+
+
+def module_int_attr(module: Operation, key: str, default: int | None = None) -> int | None:
+    """An integer module attribute such as `"ttg.num-warps" = 4 : i32`."""
+    attr = module.attributes.get(key)
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    return default
+
+
+def num_warps_of(module: Operation) -> int:
+    n = module_int_attr(module, NUM_WARPS_ATTR)
+    if n is None:
+        raise ValueError('module has no "ttg.num-warps" attribute (not TTGIR?)')
+    return n
+
+
+def threads_per_warp_of(module: Operation) -> int:
+    return module_int_attr(module, THREADS_PER_WARP_ATTR, 32)

@@ -1,0 +1,191 @@
+"""The TTIR and TTGIR pass pipelines, in order, with per-pass hooks.
+
+    module = run_ttir_passes(module, options)            # TTIR -> simplified TTIR
+    module = run_ttgir_passes(module, options)           # TTIR -> TTGIR (layouts chosen)
+
+`options` is anything with `num_warps` (4), `threads_per_warp` (32), `num_ctas` (1) and
+`arch` ("sm_89", giving `ttg.target = "cuda:89"`) as attributes or dict keys; missing ones
+take those defaults. Hooks, all optional:
+
+* `dump(pass_name, module)` is called after every pass (the CLI's `--dump-dir` numbers
+  the files it writes);
+* `timings` (a dict) receives the seconds each pass took, summed per pass name
+  (`--time-passes`);
+* `verify=True` verifies the IR after every pass (xDSL's verifiers, plus the layout rules
+  of `verify.py` on TTGIR) and raises `PassPipelineError` naming the pass.
+
+`TTIR_PASSES` and `TTGIR_PASSES` list the pass names in the order they run.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tritium.errors import CompilationError
+from tritium.ir.context import make_context
+from tritium.passes.canonicalize import CanonicalizePass
+from tritium.passes.coalesce import CoalescePass
+from tritium.passes.combine import CombinePass
+from tritium.passes.convert_triton_to_tritongpu import ConvertTritonToTritonGPUPass
+from tritium.passes.cse import CommonSubexpressionEliminationPass
+from tritium.passes.dce import DeadCodeEliminationPass
+from tritium.passes.loop_invariant_code_motion import LoopInvariantCodeMotionPass
+from tritium.passes.remove_layout_conversions import RemoveLayoutConversionsPass
+from tritium.passes.reorder_broadcast import ReorderBroadcastPass
+from tritium.passes.verify import verify_ttgir_layouts
+
+TTIR_PASSES: tuple[str, ...] = (
+    "canonicalize",
+    "combine",
+    "reorder-broadcast",
+    "canonicalize",
+    "cse",
+    "dce",
+)
+TTGIR_PASSES: tuple[str, ...] = (
+    "convert-triton-to-tritongpu",
+    "coalesce",
+    "remove-layout-conversions",
+    "loop-invariant-code-motion",
+    "canonicalize",
+    "cse",
+    "dce",
+)
+
+
+@dataclass(frozen=True)
+class PassOptions:
+    num_warps: int = 4
+    threads_per_warp: int = 32
+    num_ctas: int = 1
+    arch: str = "sm_89"
+
+    @property
+    def target(self) -> str:
+        """`sm_89` -> `cuda:89` (the value of the `ttg.target` module attribute)."""
+        m = re.match(r"(?:sm_)?(\d+)", self.arch)
+        if not m:
+            raise ValueError(f"unknown arch {self.arch!r} (expected e.g. 'sm_89')")
+        return f"cuda:{m.group(1)}"
+
+    @classmethod
+    def of(cls, options: object | None) -> PassOptions:
+        if options is None:
+            return cls()
+        if isinstance(options, cls):
+            return options
+        values = {}
+        for f in fields(cls):
+            if isinstance(options, dict):
+                v = options.get(f.name)
+            else:
+                v = getattr(options, f.name, None)
+            if v is not None:
+                values[f.name] = v
+        return cls(**values)
+
+
+class PassPipelineError(CompilationError):
+    """A pass failed, or left invalid IR behind (the message names the pass)."""
+
+    def __init__(self, pass_name: str, message: str):
+        self.pass_name = pass_name
+        super().__init__(f"after pass '{pass_name}': {message}")
+
+
+def make_pass(name: str, options: PassOptions) -> ModulePass:
+    """The pass object registered under `name`."""
+    simple: dict[str, type[ModulePass]] = {
+        "canonicalize": CanonicalizePass,
+        "combine": CombinePass,
+        "reorder-broadcast": ReorderBroadcastPass,
+        "cse": CommonSubexpressionEliminationPass,
+        "dce": DeadCodeEliminationPass,
+        "loop-invariant-code-motion": LoopInvariantCodeMotionPass,
+        "coalesce": CoalescePass,
+        "remove-layout-conversions": RemoveLayoutConversionsPass,
+    }
+    if name in simple:
+        return simple[name]()
+    if name == "convert-triton-to-tritongpu":
+        return ConvertTritonToTritonGPUPass(
+            num_warps=options.num_warps,
+            threads_per_warp=options.threads_per_warp,
+            num_ctas=options.num_ctas,
+            target=options.target,
+        )
+    raise KeyError(f"no pass named {name!r}")
+
+
+DumpHook = Callable[[str, ModuleOp], None]
+
+
+def run_passes(
+    module: ModuleOp,
+    names: tuple[str, ...] | list[str],
+    options: object | None = None,
+    *,
+    dump: DumpHook | None = None,
+    timings: dict | None = None,
+    verify: bool = True,
+    ttgir: bool = False,
+) -> ModuleOp:
+    """Run the named passes in order (see the module docstring for the hooks).
+    `ttgir=True` adds the TTGIR layout checks to verification, from the first pass whose
+    output is TTGIR on."""
+    opts = PassOptions.of(options)
+    ctx = make_context()
+    for name in names:
+        pass_ = make_pass(name, opts)
+        start = time.perf_counter()
+        try:
+            pass_.apply(ctx, module)
+        except CompilationError:
+            raise
+        except Exception as e:
+            raise PassPipelineError(name, f"{type(e).__name__}: {e}") from e
+        elapsed = time.perf_counter() - start
+        if timings is not None:
+            timings[name] = timings.get(name, 0.0) + elapsed
+        if verify:
+            try:
+                module.verify()
+                if ttgir:
+                    verify_ttgir_layouts(module)
+            except Exception as e:
+                raise PassPipelineError(name, f"invalid IR: {e}") from e
+        if dump is not None:
+            dump(name, module)
+    return module
+
+
+def run_ttir_passes(
+    module: ModuleOp,
+    options: object | None = None,
+    *,
+    dump: DumpHook | None = None,
+    timings: dict | None = None,
+    verify: bool = True,
+) -> ModuleOp:
+    """Simplify TTIR in place (canonicalize, combine, reorder-broadcast, cse, dce)."""
+    return run_passes(module, TTIR_PASSES, options, dump=dump, timings=timings, verify=verify)
+
+
+def run_ttgir_passes(
+    module: ModuleOp,
+    options: object | None = None,
+    *,
+    dump: DumpHook | None = None,
+    timings: dict | None = None,
+    verify: bool = True,
+) -> ModuleOp:
+    """Turn TTIR into TTGIR in place and optimize its layouts."""
+    return run_passes(
+        module, TTGIR_PASSES, options, dump=dump, timings=timings, verify=verify, ttgir=True
+    )
