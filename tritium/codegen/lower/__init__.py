@@ -1,0 +1,17 @@
+"""TTGIR -> per-thread LLVM IR, one file per op family (see codegen/ARCHITECTURE.md).
+
+Importing this package registers every op's lowering in `context.LOWERINGS`.
+"""
+
+from tritium.codegen.lower import (  # noqa: F401  (registration by import)
+    assert_op,
+    control_flow,
+    elementwise,
+    math_ops,
+    memory,
+    shape,
+    spmd,
+)
+from tritium.codegen.lower.context import LOWERINGS, FunctionLowering
+
+__all__ = ["LOWERINGS", "FunctionLowering"]

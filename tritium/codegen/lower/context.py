@@ -1,0 +1,262 @@
+"""The state of lowering one `tt.func`: SSA value -> list of a thread's LLVM registers.
+
+Every TTGIR value becomes the list of the scalar LLVM values one thread holds for it, in
+the register order of its layout (`tritium.ir.layouts`); a scalar is a list of one.
+
+    %x = arith.addf %a, %b : tensor<1024xf32, #blocked>      (8 registers per thread)
+    ->  [fadd a0 b0, fadd a1 b1, ..., fadd a7 b7]
+
+Values that depend only on the thread (`%tid.x`, lane, warp, the thread's coordinate in a
+layout, "does this thread own its elements") are emitted once in the function's entry
+block, which dominates everything else; op bodies are emitted by `self.builder`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from llvmlite import ir
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from tritium.codegen.lower.affine import Affine
+from tritium.codegen.lower.types import i32, llvm_type
+from tritium.errors import CompilationError
+from tritium.ir.layouts import LinearLayout, layout_of
+from tritium.ir.locations import op_source_loc
+
+Lowering = Callable[["FunctionLowering", Operation], None]
+LOWERINGS: dict[str, Lowering] = {}
+
+
+def lowers(*names: str) -> Callable[[Lowering], Lowering]:
+    """Register a function as the lowering of the named ops."""
+
+    def register(fn: Lowering) -> Lowering:
+        for n in names:
+            LOWERINGS[n] = fn
+        return fn
+
+    return register
+
+
+def unsupported(op: Operation, why: str) -> NotImplementedError:
+    loc = op_source_loc(op)
+    where = f" (at {loc})" if loc else ""
+    return NotImplementedError(f"{op.name}: {why}{where}")
+
+
+class FunctionLowering:
+    def __init__(self, module: ir.Module, fn: ir.Function, num_warps: int, threads_per_warp: int):
+        self.module = module
+        self.fn = fn
+        self.num_warps = num_warps
+        self.threads_per_warp = threads_per_warp
+        self.entry = fn.append_basic_block("entry")
+        self.entry_builder = ir.IRBuilder(self.entry)
+        self.builder = ir.IRBuilder()
+        self.values: dict[SSAValue, list[ir.Value]] = {}
+        self._forms: dict[int, tuple[ir.Value, Affine]] = {}
+        self._thread: dict[object, object] = {}
+        self._strings: dict[str, ir.GlobalVariable] = {}
+        self.block_map: dict[Block, ir.Block] = {}  # tt.func blocks (control_flow.py)
+        self.loop_hints: dict = {}  # (id(scf.for), iter arg) -> assumption hint (control_flow.py)
+
+    # ----------------------------------------------------------------- values
+
+    def get(self, v: SSAValue) -> list[ir.Value]:
+        try:
+            return self.values[v]
+        except KeyError:
+            raise KeyError(f"value {v.name_hint or v} used before it was lowered") from None
+
+    def get1(self, v: SSAValue) -> ir.Value:
+        """The single register of a scalar value."""
+        regs = self.get(v)
+        assert len(regs) == 1, f"expected a scalar, got {len(regs)} registers"
+        return regs[0]
+
+    def set(self, v: SSAValue, regs: Sequence[ir.Value]) -> None:
+        want = self.num_registers(v.type)
+        if len(regs) != want:
+            raise AssertionError(f"{v.type}: {len(regs)} registers, layout says {want}")
+        self.values[v] = list(regs)
+
+    def layout(self, t: Attribute) -> LinearLayout | None:
+        layout = layout_of(t)
+        if layout is not None and (
+            layout.num_lanes != self.threads_per_warp or layout.num_warps != self.num_warps
+        ):
+            raise NotImplementedError(
+                f"layout of {t} spans {layout.num_lanes} lanes x {layout.num_warps} warps, "
+                f"the module has {self.threads_per_warp} x {self.num_warps}"
+            )
+        return layout
+
+    def num_registers(self, t: Attribute) -> int:
+        layout = layout_of(t)
+        return 1 if layout is None else layout.num_registers
+
+    def llvm_type(self, t: Attribute) -> ir.Type:
+        return llvm_type(t)
+
+    # ----------------------------------------------------------------- affine forms
+
+    def form(self, v: ir.Value) -> Affine:
+        """What is known about integer / pointer register `v` (see affine.py)."""
+        known = self._forms.get(id(v))
+        if known is not None and known[0] is v:
+            return known[1]
+        if isinstance(v, ir.Constant) and isinstance(v.type, ir.IntType):
+            c = v.constant if isinstance(v.constant, int) else 0
+            w = v.type.width
+            c &= (1 << w) - 1
+            if w > 1 and c >> (w - 1):
+                c -= 1 << w
+            return Affine.constant(c)
+        return self.set_form(v, Affine.atom(id(v)))
+
+    def set_form(self, v: ir.Value, form: Affine) -> Affine:
+        self._forms[id(v)] = (v, form)
+        return form
+
+    def set_atom(self, v: ir.Value, divisibility: int) -> Affine:
+        return self.set_form(v, Affine.atom(id(v), divisibility))
+
+    # ----------------------------------------------------------------- thread ids
+
+    def _cached(self, key: object, make: Callable[[], object]):
+        if key not in self._thread:
+            self._thread[key] = make()
+        return self._thread[key]
+
+    def intrinsic(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, list(args)), name)
+        return fn
+
+    def sreg(self, name: str, b: ir.IRBuilder | None = None) -> ir.Value:
+        """`%tid.x`, `%ctaid.y`, ... as an i32 (llvm.nvvm.read.ptx.sreg.*)."""
+        fn = self.intrinsic(f"llvm.nvvm.read.ptx.sreg.{name}", i32, [])
+        return (b or self.builder).call(fn, [])
+
+    @property
+    def tid(self) -> ir.Value:
+        return self._cached("tid", lambda: self.sreg("tid.x", self.entry_builder))
+
+    @property
+    def lane(self) -> ir.Value:
+        eb = self.entry_builder
+        return self._cached(
+            "lane", lambda: eb.and_(self.tid, ir.Constant(i32, self.threads_per_warp - 1))
+        )
+
+    @property
+    def warp(self) -> ir.Value:
+        eb = self.entry_builder
+        shift = self.threads_per_warp.bit_length() - 1
+        return self._cached("warp", lambda: eb.lshr(self.tid, ir.Constant(i32, shift)))
+
+    def thread_coords(self, layout: LinearLayout) -> tuple[ir.Value, ...]:
+        """This thread's coordinate in `layout` (register 0's element), one i32 per dim."""
+        return self._cached(("coords", layout), lambda: self._emit_thread_coords(layout))
+
+    def _emit_thread_coords(self, layout: LinearLayout) -> tuple[ir.Value, ...]:
+        b = self.entry_builder
+        zero = ir.Constant(i32, 0)
+        coords: list[ir.Value] = [zero] * layout.rank
+        for value, bases in ((self.lane, layout.lane), (self.warp, layout.warp)):
+            # Runs of consecutive id bits that map to consecutive bits of one dim become
+            # one `(id & mask) << shift`; a blocked layout needs one run per dim.
+            runs: list[list[int]] = []  # [dim, first bit, count, shift]
+            for bit, basis in enumerate(bases):
+                nonzero = [(d, x) for d, x in enumerate(basis) if x]
+                if not nonzero:
+                    continue
+                if len(nonzero) != 1 or nonzero[0][1] & (nonzero[0][1] - 1):
+                    raise NotImplementedError(f"layout basis {basis} is not a single bit")
+                d, x = nonzero[0]
+                shift = x.bit_length() - 1 - bit
+                last = runs[-1] if runs else None
+                if last and last[0] == d and last[1] + last[2] == bit and last[3] == shift:
+                    last[2] += 1
+                else:
+                    runs.append([d, bit, 1, shift])
+            for d, first, count, shift in runs:
+                part = b.and_(value, ir.Constant(i32, ((1 << count) - 1) << first))
+                if shift > 0:
+                    part = b.shl(part, ir.Constant(i32, shift))
+                elif shift < 0:
+                    part = b.lshr(part, ir.Constant(i32, -shift))
+                coords[d] = part if coords[d] is zero else b.or_(coords[d], part)
+        for d, c in enumerate(coords):
+            if c is not zero:
+                self.set_atom(c, layout.thread_divisibility(d))
+        return tuple(coords)
+
+    def owner_predicate(self, layout: LinearLayout | None) -> ir.Value | None:
+        """i1 "this thread owns its elements" when the layout replicates across threads
+        (None when every thread owns its elements). Scalars: thread 0 only."""
+        if layout is None:
+            return self._cached(
+                "owner0",
+                lambda: self.entry_builder.icmp_unsigned("==", self.tid, ir.Constant(i32, 0)),
+            )
+        lane_mask, warp_mask = layout.free_lane_mask, layout.free_warp_mask
+        if not lane_mask and not warp_mask:
+            return None
+
+        def make() -> ir.Value:
+            b = self.entry_builder
+            shift = self.threads_per_warp.bit_length() - 1
+            mask = lane_mask | (warp_mask << shift)
+            bits = b.and_(self.tid, ir.Constant(i32, mask))
+            return b.icmp_unsigned("==", bits, ir.Constant(i32, 0))
+
+        return self._cached(("owner", lane_mask, warp_mask), make)
+
+    # ----------------------------------------------------------------- helpers
+
+    def zip_map(
+        self, operands: Sequence[Sequence[ir.Value]], fn: Callable[..., ir.Value]
+    ) -> list[ir.Value]:
+        """Apply `fn` register-wise; registers with identical operands share one result."""
+        memo: dict[tuple[int, ...], ir.Value] = {}
+        out = []
+        for regs in zip(*operands):
+            key = tuple(map(id, regs))
+            if key not in memo:
+                memo[key] = fn(*regs)
+            out.append(memo[key])
+        return out
+
+    def global_string(self, text: str) -> ir.Value:
+        """A NUL-terminated constant string in global memory, as a generic pointer."""
+        if text not in self._strings:
+            data = bytearray(text.encode() + b"\0")
+            ty = ir.ArrayType(ir.IntType(8), len(data))
+            g = ir.GlobalVariable(self.module, ty, f"str.{len(self._strings)}", addrspace=1)
+            g.global_constant = True
+            g.linkage = "internal"
+            g.initializer = ir.Constant(ty, data)
+            self._strings[text] = g
+        return self._strings[text]
+
+    # ----------------------------------------------------------------- driving
+
+    def lower_op(self, op: Operation) -> None:
+        fn = LOWERINGS.get(op.name)
+        if fn is None:
+            raise unsupported(op, "no GPU lowering for this op yet")
+        try:
+            fn(self, op)
+        except (NotImplementedError, CompilationError):
+            raise
+        except Exception as e:  # an internal error: say which op it was
+            loc = op_source_loc(op)
+            e.add_note(f"while lowering {op.name}{f' at {loc}' if loc else ''}")
+            raise
+
+    def lower_ops(self, block: Block) -> None:
+        for op in block.ops:
+            self.lower_op(op)

@@ -1,0 +1,277 @@
+"""Control flow: `scf.for` / `scf.if` / `scf.while`, `cf.br` / `cf.cond_br`, `tt.return`.
+
+All threads of a program run the same control flow (conditions are scalars), so each
+construct becomes plain LLVM blocks; every loop-carried or merged value, scalar or tensor,
+becomes one `phi` per register.
+
+    %r = scf.for %i = %lb to %ub step %s iter_args(%acc = %init) -> (tensor<4xf32, #b>)
+    ->  header:  %i = phi [lb, pre], [i.next, latch]    %acc.k = phi [init.k, pre], ...
+                 br (icmp slt %i, %ub), body, exit
+        body:    ...; %i.next = add %i, %s; br header
+        exit:    %r.k = %acc.k
+
+A function body with several blocks (`cf.cond_br %c, ^bb1, ^bb2` and an early
+`tt.return`) maps block to block; block arguments become phis, and blocks are lowered in
+reverse post-order so that every definition is lowered before its uses.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from xdsl.dialects import scf
+from xdsl.ir import Block, Operation, Region
+
+from tritium.codegen.lower.affine import Affine
+from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
+from tritium.codegen.lower.types import i1
+
+
+def lower_body(ctx: FunctionLowering, block: Block) -> Operation | None:
+    """Lower a region's single block up to its scf.yield / scf.condition, which is returned."""
+    term = block.last_op
+    for op in block.ops:
+        if op is term and isinstance(op, scf.YieldOp | scf.ConditionOp):
+            return op
+        ctx.lower_op(op)
+    return None
+
+
+def _phis(ctx: FunctionLowering, like: list[list[ir.Value]]) -> list[list[ir.PhiInstr]]:
+    return [[ctx.builder.phi(r.type) for r in regs] for regs in like]
+
+
+def _incoming(phis: list[list[ir.PhiInstr]], values: list[list[ir.Value]], block) -> None:
+    for ps, vs in zip(phis, values):
+        for p, v in zip(ps, vs):
+            p.add_incoming(v, block)
+
+
+@lowers("scf.for")
+def scf_for(ctx: FunctionLowering, op: Operation) -> None:
+    b, fn = ctx.builder, ctx.fn
+    lb, ub, step = ctx.get1(op.lb), ctx.get1(op.ub), ctx.get1(op.step)
+    inits = [ctx.get(v) for v in op.iter_args]
+    header = fn.append_basic_block("for.header")
+    body = fn.append_basic_block("for.body")
+    exit_ = fn.append_basic_block("for.exit")
+    pre = b.block
+    b.branch(header)
+    b.position_at_end(header)
+    iv = b.phi(lb.type)
+    iv.add_incoming(lb, pre)
+    carried = _phis(ctx, inits)
+    _incoming(carried, inits, pre)
+    b.cbranch(b.icmp_signed("<", iv, ub), body, exit_)
+
+    b.position_at_end(body)
+    block = op.body.block
+    ctx.set(block.args[0], [iv])
+    ctx.set_atom(iv, min(ctx.form(lb).divisibility, ctx.form(step).divisibility))
+    assumed = [
+        _assume(ctx, phis, init, ctx.loop_hints.get((id(op), i), {}))
+        for i, (phis, init) in enumerate(zip(carried, inits))
+    ]
+    for arg, phis in zip(block.args[1:], carried):
+        ctx.set(arg, phis)
+    yield_ = lower_body(ctx, block)
+    yielded = [ctx.get(v) for v in yield_.operands] if yield_ else []
+    for i, (plan, vals) in enumerate(zip(assumed, yielded)):
+        if plan is not None:
+            ok, hint = _check(ctx, plan, vals)
+            if not ok:
+                raise RetryLowering((id(op), i), hint)
+    latch = b.block
+    iv.add_incoming(b.add(iv, step), latch)
+    _incoming(carried, yielded, latch)
+    b.branch(header)
+
+    b.position_at_end(exit_)
+    for res, phis in zip(op.results, carried):
+        ctx.set(res, phis)
+
+
+class RetryLowering(Exception):
+    """An assumption about a loop-carried value did not hold on the yield: lower the
+    function again with `hint` for it (module.py catches this). Hints only weaken (a
+    smaller divisibility, or None: assume nothing), so this ends."""
+
+    def __init__(self, key: tuple[int, int], hint: dict[int, int] | None):
+        super().__init__(str(key))
+        self.key, self.hint = key, hint
+
+
+def _assume(ctx: FunctionLowering, phis: list, init: list, hint: dict[int, int] | None):
+    """Loop-carried integers and pointers keep what made them vectorizable: each register
+    stays its group leader (the first register with the same atoms) plus the constant it
+    started at (a tensor of pointers advanced by a splat keeps its shape), and each leader
+    keeps a divisibility (its initial one, capped by `hint`). Assumed here, checked on the
+    yield (induction). Returns [(leader, offset, divisibility)] per register, or None."""
+    ty = phis[0].type
+    if hint is None or not isinstance(ty, ir.PointerType | ir.IntType) or ty == i1:
+        return None
+    forms = [ctx.form(v) for v in init]
+    plan: list[tuple[int, int, int]] = []
+    leaders: list[int] = []
+    for r, f in enumerate(forms):
+        for lead in leaders:
+            off = f.offset_from(forms[lead])
+            if off is not None:
+                plan.append((lead, off, 0))
+                break
+        else:
+            leaders.append(r)
+            plan.append((r, 0, min(f.divisibility, hint.get(r, f.divisibility))))
+    for r, (lead, off, div) in enumerate(plan):
+        if lead == r:
+            ctx.set_atom(phis[r], div)
+        else:
+            ctx.set_form(phis[r], ctx.form(phis[lead]) + Affine.constant(off))
+    return plan
+
+
+def _check(ctx: FunctionLowering, plan: list, vals: list) -> tuple[bool, dict[int, int] | None]:
+    """(True, _) when the yielded values keep the plan; else (False, the weaker hint to
+    retry with: smaller divisibilities, or None when the registers lost their shape)."""
+    forms = [ctx.form(v) for v in vals]
+    caps: dict[int, int] = {}
+    for r, (lead, off, div) in enumerate(plan):
+        if lead == r:
+            if forms[r].divisibility % div:
+                caps[r] = forms[r].divisibility
+        elif forms[r].offset_from(forms[lead]) != off:
+            return False, None
+    if not caps:
+        return True, None
+    return False, {r: min(d, caps.get(r, d)) for r, (lead, _, d) in enumerate(plan) if lead == r}
+
+
+@lowers("scf.if")
+def scf_if(ctx: FunctionLowering, op: Operation) -> None:
+    b, fn = ctx.builder, ctx.fn
+    cond = ctx.get1(op.cond)
+    then_bb = fn.append_basic_block("if.then")
+    has_else = bool(op.false_region.blocks)
+    else_bb = fn.append_basic_block("if.else") if has_else else None
+    merge = fn.append_basic_block("if.end")
+    b.cbranch(cond, then_bb, else_bb or merge)
+    arms = []
+    for region, bb in ((op.true_region, then_bb), (op.false_region, else_bb)):
+        if bb is None:
+            continue
+        b.position_at_end(bb)
+        y = lower_body(ctx, region.block)
+        vals = [ctx.get(v) for v in y.operands] if y else []
+        arms.append((vals, b.block))
+        b.branch(merge)
+    b.position_at_end(merge)
+    if op.results:
+        phis = _phis(ctx, arms[0][0])
+        for vals, end in arms:
+            _incoming(phis, vals, end)
+        for res, ps in zip(op.results, phis):
+            ctx.set(res, ps)
+
+
+@lowers("scf.while")
+def scf_while(ctx: FunctionLowering, op: Operation) -> None:
+    b, fn = ctx.builder, ctx.fn
+    inits = [ctx.get(v) for v in op.arguments]
+    before = fn.append_basic_block("while.before")
+    after = fn.append_basic_block("while.after")
+    exit_ = fn.append_basic_block("while.exit")
+    pre = b.block
+    b.branch(before)
+    b.position_at_end(before)
+    carried = _phis(ctx, inits)
+    _incoming(carried, inits, pre)
+    for arg, phis in zip(op.before_region.block.args, carried):
+        ctx.set(arg, phis)
+    cond_op = lower_body(ctx, op.before_region.block)
+    if not isinstance(cond_op, scf.ConditionOp):
+        raise unsupported(op, "the before region must end in scf.condition")
+    passed = [ctx.get(v) for v in cond_op.args]
+    b.cbranch(ctx.get1(cond_op.condition), after, exit_)
+
+    b.position_at_end(after)  # its only predecessor is the condition's block
+    for arg, vals in zip(op.after_region.block.args, passed):
+        ctx.set(arg, vals)
+    y = lower_body(ctx, op.after_region.block)
+    _incoming(carried, [ctx.get(v) for v in y.operands] if y else [], b.block)
+    b.branch(before)
+
+    b.position_at_end(exit_)
+    for res, vals in zip(op.results, passed):
+        ctx.set(res, vals)
+
+
+# --------------------------------------------------------------------------- cf + return
+
+
+def _edge(ctx: FunctionLowering, target: Block, operands) -> ir.Block:
+    """The LLVM block to jump to for `target`, through an edge block carrying its args."""
+    blocks = ctx.block_map
+    if not target.args:
+        return blocks[target]
+    b = ctx.builder
+    here = b.block
+    edge = ctx.fn.append_basic_block("edge")
+    b.position_at_end(edge)
+    for arg, v in zip(target.args, operands):
+        for phi, reg in zip(ctx.get(arg), ctx.get(v)):
+            phi.add_incoming(reg, edge)
+    b.branch(blocks[target])
+    b.position_at_end(here)
+    return edge
+
+
+@lowers("cf.br")
+def cf_br(ctx: FunctionLowering, op: Operation) -> None:
+    ctx.builder.branch(_edge(ctx, op.successor, op.arguments))
+
+
+@lowers("cf.cond_br")
+def cf_cond_br(ctx: FunctionLowering, op: Operation) -> None:
+    then_bb = _edge(ctx, op.then_block, op.then_arguments)
+    else_bb = _edge(ctx, op.else_block, op.else_arguments)
+    ctx.builder.cbranch(ctx.get1(op.cond), then_bb, else_bb)
+
+
+@lowers("tt.return")
+def tt_return(ctx: FunctionLowering, op: Operation) -> None:
+    if op.operands:
+        raise unsupported(op, "a kernel cannot return values")
+    ctx.builder.ret_void()
+
+
+def _reverse_post_order(entry: Block) -> list[Block]:
+    seen: set[int] = set()
+    order: list[Block] = []
+
+    def visit(block: Block) -> None:
+        seen.add(id(block))
+        term = block.last_op
+        for succ in term.successors if term is not None else ():
+            if id(succ) not in seen:
+                visit(succ)
+        order.append(block)
+
+    visit(entry)
+    return order[::-1]
+
+
+def lower_function_body(ctx: FunctionLowering, region: Region) -> ir.Block:
+    """Lower a tt.func body (entry block args already bound); returns its first block."""
+    order = _reverse_post_order(region.blocks.first)  # unreachable blocks are dropped
+    ctx.block_map = {}
+    for i, block in enumerate(order):
+        bb = ctx.fn.append_basic_block("body" if i == 0 else f"bb{i}")
+        ctx.block_map[block] = bb
+        if i:
+            ctx.builder.position_at_end(bb)
+            for arg in block.args:
+                n = ctx.num_registers(arg.type)
+                ctx.set(arg, [ctx.builder.phi(ctx.llvm_type(arg.type)) for _ in range(n)])
+    for block in order:
+        ctx.builder.position_at_end(ctx.block_map[block])
+        ctx.lower_ops(block)
+    return ctx.block_map[order[0]]

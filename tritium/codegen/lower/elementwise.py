@@ -1,0 +1,372 @@
+"""`arith` ops, register by register.
+
+    %c = arith.addi %a, %b : tensor<1024xi32, #blocked>   ->  c_k = add a_k, b_k   (k < 8)
+
+Registers with identical operands share one result (so a mask that is provably constant
+over 4 registers stays one LLVM value, which lets loads and stores use vector
+instructions). `arith.cmpi` adds the one rule that makes masks vectorizable: comparing a
+run of v consecutive values starting at a multiple of v against a value that is the same
+multiple-of-v on the whole run gives the same answer on the whole run
+(`offs < n` with `n % 4 == 0`, over each thread's 4 contiguous offsets).
+Integer results carry affine forms (affine.py) through add, sub, mul, shl and casts.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from tritium.codegen.lower.affine import Affine, contiguous_run
+from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
+from tritium.codegen.lower.types import i1, llvm_type
+from tritium.ir.types import is_tensor
+
+# --------------------------------------------------------------------------- constants
+
+
+@lowers("arith.constant")
+def constant(ctx: FunctionLowering, op: Operation) -> None:
+    t = op.result.type
+    ty = llvm_type(t)
+    attr = op.value
+    if is_tensor(t):
+        values = attr.get_values() if hasattr(attr, "get_values") else None
+        if not values or any(v != values[0] for v in values):
+            raise unsupported(op, "only splat tensor constants are supported")
+        value = values[0]
+    else:
+        value = attr.value.data
+    if isinstance(ty, ir.IntType):
+        value = int(value) & ((1 << ty.width) - 1)
+    else:
+        value = float(value)
+    ctx.set(op.result, [ir.Constant(ty, value)] * ctx.num_registers(t))
+
+
+# --------------------------------------------------------------------------- int binary
+
+
+def _binary(ctx: FunctionLowering, op: Operation, emit) -> list[ir.Value]:
+    a, b = ctx.get(op.lhs), ctx.get(op.rhs)
+    out = ctx.zip_map([a, b], emit)
+    ctx.set(op.result, out)
+    return out
+
+
+def _with_forms(ctx: FunctionLowering, op: Operation, emit, combine) -> None:
+    def go(x: ir.Value, y: ir.Value) -> ir.Value:
+        v = emit(x, y)
+        f = combine(ctx.form(x), ctx.form(y), v)
+        if f is not None:
+            ctx.set_form(v, f)
+        return v
+
+    _binary(ctx, op, go)
+
+
+@lowers("arith.addi")
+def addi(ctx: FunctionLowering, op: Operation) -> None:
+    _with_forms(ctx, op, ctx.builder.add, lambda fa, fb, v: fa + fb)
+
+
+@lowers("arith.subi")
+def subi(ctx: FunctionLowering, op: Operation) -> None:
+    _with_forms(ctx, op, ctx.builder.sub, lambda fa, fb, v: fa - fb)
+
+
+def _mul_form(fa: Affine, fb: Affine, v: ir.Value) -> Affine:
+    if fb.is_constant:
+        return fa.scale(fb.const)
+    if fa.is_constant:
+        return fb.scale(fa.const)
+    return Affine.atom(id(v), fa.divisibility * fb.divisibility)
+
+
+@lowers("arith.muli")
+def muli(ctx: FunctionLowering, op: Operation) -> None:
+    _with_forms(ctx, op, ctx.builder.mul, _mul_form)
+
+
+@lowers("arith.shli")
+def shli(ctx: FunctionLowering, op: Operation) -> None:
+    width = llvm_type(op.lhs.type).width
+
+    def form(fa: Affine, fb: Affine, v: ir.Value) -> Affine | None:
+        if fb.is_constant and 0 <= fb.const < width:
+            return fa.scale(1 << fb.const)
+        return None
+
+    _with_forms(ctx, op, ctx.builder.shl, form)
+
+
+def _intrinsic2(ctx: FunctionLowering, name: str, ty: ir.Type):
+    fn = ctx.intrinsic(f"llvm.{name}.{ty.intrinsic_name}", ty, [ty, ty])
+    return lambda x, y: ctx.builder.call(fn, [x, y])
+
+
+_SIMPLE_INT = {
+    "arith.divsi": "sdiv",
+    "arith.divui": "udiv",
+    "arith.remsi": "srem",
+    "arith.remui": "urem",
+    "arith.andi": "and_",
+    "arith.ori": "or_",
+    "arith.xori": "xor",
+    "arith.shrui": "lshr",
+    "arith.shrsi": "ashr",
+}
+
+
+@lowers(*_SIMPLE_INT)
+def simple_int(ctx: FunctionLowering, op: Operation) -> None:
+    _binary(ctx, op, getattr(ctx.builder, _SIMPLE_INT[op.name]))
+
+
+@lowers("arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui")
+def int_min_max(ctx: FunctionLowering, op: Operation) -> None:
+    name = {"minsi": "smin", "maxsi": "smax", "minui": "umin", "maxui": "umax"}[op.name[6:]]
+    _binary(ctx, op, _intrinsic2(ctx, name, llvm_type(op.lhs.type)))
+
+
+@lowers("arith.floordivsi", "arith.ceildivsi", "arith.ceildivui")
+def rounded_div(ctx: FunctionLowering, op: Operation) -> None:
+    b = ctx.builder
+    ty = llvm_type(op.lhs.type)
+    zero = ir.Constant(ty, 0)
+
+    def floordiv(x, y):  # q = x / y rounded toward -inf
+        q, r = b.sdiv(x, y), b.srem(x, y)
+        adjust = b.and_(
+            b.icmp_signed("!=", r, zero),
+            b.icmp_signed("!=", b.icmp_signed("<", r, zero), b.icmp_signed("<", y, zero)),
+        )
+        return b.sub(q, b.zext(adjust, ty))
+
+    def ceildiv_s(x, y):
+        q, r = b.sdiv(x, y), b.srem(x, y)
+        adjust = b.and_(
+            b.icmp_signed("!=", r, zero),
+            b.icmp_signed("==", b.icmp_signed("<", r, zero), b.icmp_signed("<", y, zero)),
+        )
+        return b.add(q, b.zext(adjust, ty))
+
+    def ceildiv_u(x, y):
+        q = b.udiv(x, y)
+        return b.add(q, b.zext(b.icmp_unsigned("!=", b.urem(x, y), zero), ty))
+
+    emit = {"arith.floordivsi": floordiv, "arith.ceildivsi": ceildiv_s}.get(op.name, ceildiv_u)
+    _binary(ctx, op, emit)
+
+
+# --------------------------------------------------------------------------- float binary
+
+
+def _f32_div_full(ctx: FunctionLowering, x: ir.Value, y: ir.Value) -> ir.Value:
+    fn = ctx.intrinsic("llvm.nvvm.div.full", ir.FloatType(), [ir.FloatType(), ir.FloatType()])
+    return ctx.builder.call(fn, [x, y])
+
+
+def in_f32(ctx: FunctionLowering, ty: ir.Type, fn):
+    """Run an f32 computation on f16 / bf16 values: extend, compute, round back."""
+    b = ctx.builder
+    if isinstance(ty, ir.FloatType):
+        return fn
+    f32 = ir.FloatType()
+    return lambda *xs: b.fptrunc(fn(*(b.fpext(x, f32) for x in xs)), ty)
+
+
+@lowers("arith.addf", "arith.subf", "arith.mulf", "arith.divf")
+def float_binary(ctx: FunctionLowering, op: Operation) -> None:
+    b = ctx.builder
+    ty = llvm_type(op.lhs.type)
+    if op.name == "arith.divf" and not isinstance(ty, ir.DoubleType):
+        # As upstream: `/` on f32 is div.full.f32 (about 2 ulp), not IEEE division.
+        emit = in_f32(ctx, ty, lambda x, y: _f32_div_full(ctx, x, y))
+    else:
+        method = {"arith.addf": b.fadd, "arith.subf": b.fsub, "arith.mulf": b.fmul}.get(
+            op.name, b.fdiv
+        )
+
+        def emit(x: ir.Value, y: ir.Value) -> ir.Value:
+            # `contract`: LLVM may fuse a*b+c into fma, as upstream's enable_fp_fusion.
+            v = method(x, y)
+            if op.name != "arith.divf":
+                v.flags.append("contract")
+            return v
+
+    _binary(ctx, op, emit)
+
+
+@lowers("arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf")
+def float_min_max(ctx: FunctionLowering, op: Operation) -> None:
+    # maxnum/minnum: a NaN operand is ignored. maximum/minimum: NaN propagates and
+    # -0 < +0 (upstream's tl.maximum with propagate_nan=ALL). Both are LLVM intrinsics
+    # that NVPTX turns into max.f32 / max.NaN.f32 (and compare/select chains for f64).
+    name = op.name[6:].replace("f", "")
+    ty = llvm_type(op.lhs.type)
+    _binary(ctx, op, _intrinsic2(ctx, name, ty))
+
+
+@lowers("arith.negf")
+def negf(ctx: FunctionLowering, op: Operation) -> None:
+    ctx.set(op.result, ctx.zip_map([ctx.get(op.operand)], ctx.builder.fneg))
+
+
+# --------------------------------------------------------------------------- compare, select
+
+_ICMP = {
+    "eq": ("==", True), "ne": ("!=", True),
+    "slt": ("<", True), "sle": ("<=", True), "sgt": (">", True), "sge": (">=", True),
+    "ult": ("<", False), "ule": ("<=", False), "ugt": (">", False), "uge": (">=", False),
+}  # fmt: skip
+
+# Predicates whose result is constant over an aligned run when (lhs runs, rhs constant)
+# or (rhs runs, lhs constant): `x + k < y` for all k < v iff `x < y`, when v | x and v | y.
+_RUN_ON_LHS = {"slt", "ult", "sge", "uge"}
+_RUN_ON_RHS = {"sgt", "ugt", "sle", "ule"}
+
+
+def _leaders(ctx: FunctionLowering, pred: str, a: list, b: list) -> list[int]:
+    """For each register, the first register of the aligned run it provably equals."""
+    n = len(a)
+    fa, fb = [ctx.form(x) for x in a], [ctx.form(x) for x in b]
+    run, const = (fa, fb) if pred in _RUN_ON_LHS else (fb, fa)
+    if pred not in _RUN_ON_LHS | _RUN_ON_RHS:
+        return list(range(n))
+    out = list(range(n))
+    r = 0
+    while r < n:
+        v = 16
+        while v > 1:
+            if r % v == 0 and r + v <= n and _constant_run(run, const, r, v):
+                break
+            v //= 2
+        for k in range(r, r + max(v, 1)):
+            out[k] = r
+        r += max(v, 1)
+    return out
+
+
+def _constant_run(run: list[Affine], const: list[Affine], r: int, v: int) -> bool:
+    same = all(const[r + k].offset_from(const[r]) == 0 for k in range(v))
+    return (
+        same
+        and const[r].divisibility % v == 0
+        and contiguous_run(run, r, v, 1)
+        and run[r].divisibility % v == 0
+    )
+
+
+@lowers("arith.cmpi")
+def cmpi(ctx: FunctionLowering, op: Operation) -> None:
+    b = ctx.builder
+    pred = op.predicate_name
+    sym, signed = _ICMP[pred]
+    cmp = b.icmp_signed if signed else b.icmp_unsigned
+    a, c = ctx.get(op.lhs), ctx.get(op.rhs)
+    leaders = _leaders(ctx, pred, a, c)
+    out: list[ir.Value] = []
+    memo: dict[tuple[int, int], ir.Value] = {}
+    for r, lead in enumerate(leaders):
+        if lead != r:
+            out.append(out[lead])
+            continue
+        key = (id(a[r]), id(c[r]))
+        if key not in memo:
+            memo[key] = cmp(sym, a[r], c[r])
+        out.append(memo[key])
+    ctx.set(op.result, out)
+
+
+_FCMP = {
+    "oeq": ("==", True), "ogt": (">", True), "oge": (">=", True), "olt": ("<", True),
+    "ole": ("<=", True), "one": ("!=", True), "ord": ("ord", True),
+    "ueq": ("==", False), "ugt": (">", False), "uge": (">=", False), "ult": ("<", False),
+    "ule": ("<=", False), "une": ("!=", False), "uno": ("uno", False),
+}  # fmt: skip
+
+
+@lowers("arith.cmpf")
+def cmpf(ctx: FunctionLowering, op: Operation) -> None:
+    b = ctx.builder
+    pred = op.predicate_name
+    if pred in ("false", "true"):
+        n = ctx.num_registers(op.result.type)
+        ctx.set(op.result, [ir.Constant(i1, int(pred == "true"))] * n)
+        return
+    sym, ordered = _FCMP[pred]
+    cmp = b.fcmp_ordered if ordered else b.fcmp_unordered
+    _binary(ctx, op, lambda x, y: cmp(sym, x, y))
+
+
+@lowers("arith.select")
+def select(ctx: FunctionLowering, op: Operation) -> None:
+    x, y = ctx.get(op.lhs), ctx.get(op.rhs)
+    c = ctx.get(op.cond)
+    if len(c) == 1 and len(x) > 1:
+        c = c * len(x)
+    ctx.set(op.result, ctx.zip_map([c, x, y], ctx.builder.select))
+
+
+# --------------------------------------------------------------------------- casts
+
+
+def _cast(ctx: FunctionLowering, op: Operation, emit, keep_form: bool = False) -> None:
+    ty = llvm_type(op.results[0].type)
+
+    def go(x: ir.Value) -> ir.Value:
+        v = emit(x, ty)
+        if keep_form:
+            ctx.set_form(v, ctx.form(x))
+        return v
+
+    ctx.set(op.results[0], ctx.zip_map([ctx.get(op.operands[0])], go))
+
+
+@lowers("arith.extsi", "arith.trunci", "arith.index_cast")
+def int_resize(ctx: FunctionLowering, op: Operation) -> None:
+    b = ctx.builder
+
+    def emit(x: ir.Value, ty: ir.Type) -> ir.Value:
+        if ty.width > x.type.width:
+            return b.sext(x, ty)
+        if ty.width < x.type.width:
+            return b.trunc(x, ty)
+        return x
+
+    _cast(ctx, op, emit, keep_form=True)
+
+
+@lowers("arith.extui")
+def extui(ctx: FunctionLowering, op: Operation) -> None:
+    def emit(x: ir.Value, ty: ir.Type) -> ir.Value:
+        v = ctx.builder.zext(x, ty)
+        ctx.set_form(v, Affine.atom(id(v), ctx.form(x).divisibility if x.type.width > 1 else 1))
+        return v
+
+    _cast(ctx, op, emit)
+
+
+_CASTS = {
+    "arith.sitofp": "sitofp",
+    "arith.uitofp": "uitofp",
+    "arith.fptosi": "fptosi",
+    "arith.fptoui": "fptoui",
+    "arith.extf": "fpext",
+    "arith.truncf": "fptrunc",
+    "arith.bitcast": "bitcast",
+    "tt.bitcast": "bitcast",
+    "tt.int_to_ptr": "inttoptr",
+    "tt.ptr_to_int": "ptrtoint",
+}
+
+
+@lowers(*_CASTS)
+def simple_cast(ctx: FunctionLowering, op: Operation) -> None:
+    method = getattr(ctx.builder, _CASTS[op.name])
+
+    def emit(x: ir.Value, ty: ir.Type) -> ir.Value:
+        return x if x.type == ty else method(x, ty)
+
+    # An address keeps its form as an integer and back (both count bytes).
+    _cast(ctx, op, emit, keep_form=op.name in ("tt.int_to_ptr", "tt.ptr_to_int"))

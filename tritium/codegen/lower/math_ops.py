@@ -1,0 +1,225 @@
+"""`math` ops and Triton's precise / bit-level extras, register by register.
+
+    %y = math.exp %x : tensor<1024xf32, #blocked>
+    ->  %t = fmul float %x, 0x3FF7154760000000      ; x * log2(e)
+        %y = call float @llvm.nvvm.ex2.approx.f(float %t)        (ex2.approx.f32)
+
+No libdevice: every function is an NVVM intrinsic, a generic LLVM intrinsic NVPTX
+selects to one instruction, or a short sequence. f16 / bf16 inputs are computed in f32
+and rounded back. The choices (and where they differ from upstream, which calls
+libdevice for log / sin / cos) are listed in codegen/ARCHITECTURE.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
+from tritium.codegen.lower.elementwise import in_f32
+from tritium.codegen.lower.types import BFloatType, f32, f64, i16, llvm_type
+
+LOG2E = 1.0 / math.log(2.0)
+LN2 = math.log(2.0)
+
+
+def _unary(ctx: FunctionLowering, op: Operation, emit) -> None:
+    ctx.set(op.result, ctx.zip_map([ctx.get(op.operands[0])], emit))
+
+
+def _call(ctx: FunctionLowering, name: str, ty: ir.Type, *args: ir.Value) -> ir.Value:
+    fn = ctx.intrinsic(name, ty, [a.type for a in args])
+    return ctx.builder.call(fn, list(args))
+
+
+def _nvvm_f32(ctx: FunctionLowering, name: str):
+    return lambda x: _call(ctx, f"llvm.nvvm.{name}.f", f32, x)
+
+
+def _generic(ctx: FunctionLowering, name: str, ty: ir.Type):
+    """`llvm.<name>.<type>`: floor, ceil, fabs, sqrt, fma, ... selected natively by NVPTX."""
+    return lambda *xs: _call(ctx, f"llvm.{name}.{ty.intrinsic_name}", ty, *xs)
+
+
+def _f32_only(ctx: FunctionLowering, op: Operation, ty: ir.Type, fn):
+    """`fn` on f32 registers, for f32 / f16 / bf16 operands; f64 is not supported."""
+    if isinstance(ty, ir.DoubleType):
+        raise unsupported(op, "f64 is not supported for this function (no libdevice)")
+    return in_f32(ctx, ty, fn)
+
+
+@lowers("math.exp")
+def exp(ctx: FunctionLowering, op: Operation) -> None:
+    ty = llvm_type(op.result.type)
+    b = ctx.builder
+    ex2 = _nvvm_f32(ctx, "ex2.approx")
+    fn = _f32_only(ctx, op, ty, lambda x: ex2(b.fmul(x, ir.Constant(f32, LOG2E))))
+    _unary(ctx, op, fn)
+
+
+@lowers("math.exp2")
+def exp2(ctx: FunctionLowering, op: Operation) -> None:
+    ty = llvm_type(op.result.type)
+    _unary(ctx, op, _f32_only(ctx, op, ty, _nvvm_f32(ctx, "ex2.approx")))
+
+
+@lowers("math.log", "math.log2")
+def log(ctx: FunctionLowering, op: Operation) -> None:
+    ty = llvm_type(op.result.type)
+    b = ctx.builder
+    lg2 = _nvvm_f32(ctx, "lg2.approx")
+    if op.name == "math.log2":
+        fn = lg2
+    else:
+        fn = lambda x: b.fmul(lg2(x), ir.Constant(f32, LN2))  # noqa: E731
+    _unary(ctx, op, _f32_only(ctx, op, ty, fn))
+
+
+@lowers("math.sin", "math.cos")
+def sin_cos(ctx: FunctionLowering, op: Operation) -> None:
+    ty = llvm_type(op.result.type)
+    name = "sin.approx" if op.name == "math.sin" else "cos.approx"
+    _unary(ctx, op, _f32_only(ctx, op, ty, _nvvm_f32(ctx, name)))
+
+
+@lowers("math.tanh")
+def tanh(ctx: FunctionLowering, op: Operation) -> None:
+    ty = llvm_type(op.result.type)
+    b = ctx.builder
+    fty = ir.FunctionType(f32, [f32])
+    fn = lambda x: b.asm(fty, "tanh.approx.f32 $0, $1;", "=f,f", [x], False)  # noqa: E731
+    _unary(ctx, op, _f32_only(ctx, op, ty, fn))
+
+
+@lowers("math.sqrt")
+def sqrt(ctx: FunctionLowering, op: Operation) -> None:
+    # As upstream (libdevice's __nv_sqrtf without __CUDA_PREC_SQRT): sqrt.approx.f32.
+    ty = llvm_type(op.result.type)
+    if isinstance(ty, ir.DoubleType):
+        _unary(ctx, op, _generic(ctx, "sqrt", ty))  # sqrt.rn.f64
+    else:
+        _unary(ctx, op, in_f32(ctx, ty, _nvvm_f32(ctx, "sqrt.approx")))
+
+
+@lowers("math.rsqrt")
+def rsqrt(ctx: FunctionLowering, op: Operation) -> None:
+    ty = llvm_type(op.result.type)
+    b = ctx.builder
+    if isinstance(ty, ir.DoubleType):
+        sq = _generic(ctx, "sqrt", ty)
+        _unary(ctx, op, lambda x: b.fdiv(ir.Constant(ty, 1.0), sq(x)))
+    else:
+        _unary(ctx, op, in_f32(ctx, ty, _nvvm_f32(ctx, "rsqrt.approx")))
+
+
+_GENERIC_FLOAT = {
+    "math.absf": "fabs",
+    "math.floor": "floor",
+    "math.ceil": "ceil",
+    "math.trunc": "trunc",
+    "math.round": "round",
+    "math.roundeven": "roundeven",
+    "math.fma": "fma",
+    "math.copysign": "copysign",
+}
+
+
+@lowers(*_GENERIC_FLOAT)
+def generic_float(ctx: FunctionLowering, op: Operation) -> None:
+    ty = llvm_type(op.result.type)
+    fn = _generic(ctx, _GENERIC_FLOAT[op.name], ty)
+    if isinstance(ty, BFloatType | ir.HalfType) and op.name != "math.absf":
+        fn = in_f32(ctx, ty, _generic(ctx, _GENERIC_FLOAT[op.name], f32))
+    ctx.set(op.result, ctx.zip_map([ctx.get(v) for v in op.operands], fn))
+
+
+@lowers("math.absi")
+def absi(ctx: FunctionLowering, op: Operation) -> None:
+    ty = llvm_type(op.result.type)
+    false = ir.Constant(ir.IntType(1), 0)
+    _unary(ctx, op, lambda x: _call(ctx, f"llvm.abs.{ty.intrinsic_name}", ty, x, false))
+
+
+@lowers("math.ctlz", "math.cttz", "math.ctpop")
+def bit_count(ctx: FunctionLowering, op: Operation) -> None:
+    ty = llvm_type(op.result.type)
+    name = op.name[5:]
+    false = ir.Constant(ir.IntType(1), 0)
+    extra = () if name == "ctpop" else (false,)
+    _unary(ctx, op, lambda x: _call(ctx, f"llvm.{name}.{ty.intrinsic_name}", ty, x, *extra))
+
+
+# --------------------------------------------------------------------------- tt extras
+
+
+@lowers("tt.precise_sqrt")
+def precise_sqrt(ctx: FunctionLowering, op: Operation) -> None:
+    ty = llvm_type(op.result.type)  # llvm.sqrt is IEEE sqrt.rn on NVPTX
+    if isinstance(ty, BFloatType | ir.HalfType):
+        _unary(ctx, op, in_f32(ctx, ty, _generic(ctx, "sqrt", f32)))
+    else:
+        _unary(ctx, op, _generic(ctx, "sqrt", ty))
+
+
+@lowers("tt.precise_divf")
+def precise_divf(ctx: FunctionLowering, op: Operation) -> None:
+    ty = llvm_type(op.result.type)  # fdiv is IEEE div.rn on NVPTX
+    fn = ctx.builder.fdiv
+    if isinstance(ty, BFloatType | ir.HalfType):
+        fn = in_f32(ctx, ty, fn)
+    ctx.set(op.result, ctx.zip_map([ctx.get(op.x), ctx.get(op.y)], fn))
+
+
+@lowers("tt.mulhiui")
+def mulhiui(ctx: FunctionLowering, op: Operation) -> None:
+    b = ctx.builder
+    ty = llvm_type(op.result.type)
+    wide = ir.IntType(2 * ty.width)
+
+    def emit(x, y):
+        p = b.mul(b.zext(x, wide), b.zext(y, wide))
+        return b.trunc(b.lshr(p, ir.Constant(wide, ty.width)), ty)
+
+    ctx.set(op.result, ctx.zip_map([ctx.get(op.x), ctx.get(op.y)], emit))
+
+
+_ASM_FLOAT = {"half": ("h", i16), "bfloat": ("h", i16), "float": ("f", f32), "double": ("d", f64)}
+_PTX_FLOAT = {"half": "f16", "bfloat": "bf16", "float": "f32", "double": "f64"}
+
+
+@lowers("tt.fp_to_fp")
+def fp_to_fp(ctx: FunctionLowering, op: Operation) -> None:
+    b = ctx.builder
+    src, dst = llvm_type(op.src.type), llvm_type(op.result.type)
+    rounding = "rtne" if op.rounding is None else ("rtz", "rtne")[op.rounding.value.data]
+    if _bits(dst) > _bits(src):
+        _unary(ctx, op, lambda x: b.fpext(x, dst))
+        return
+    if src == dst:
+        _unary(ctx, op, lambda x: x)
+        return
+
+    def to_f32_first(x: ir.Value) -> ir.Value:  # f16 <-> bf16 go through f32 (exact)
+        return b.fpext(x, f32) if _bits(src) == 16 else x
+
+    if rounding == "rtne":
+        _unary(ctx, op, lambda x: b.fptrunc(to_f32_first(x), dst))
+        return
+    # Round toward zero: cvt.rz.<dst>.<src>.
+    mid = f32 if _bits(src) == 16 else src
+    out_c, out_ty = _ASM_FLOAT[str(dst)]
+    in_c, _ = _ASM_FLOAT[str(mid)]
+    text = f"cvt.rz.{_PTX_FLOAT[str(dst)]}.{_PTX_FLOAT[str(mid)]} $0, $1;"
+    fty = ir.FunctionType(out_ty, [mid])
+
+    def emit(x: ir.Value) -> ir.Value:
+        y = b.asm(fty, text, f"={out_c},{in_c}", [to_f32_first(x)], False)
+        return y if out_ty == dst else b.bitcast(y, dst)
+
+    _unary(ctx, op, emit)
+
+
+def _bits(ty: ir.Type) -> int:
+    return {"half": 16, "bfloat": 16, "float": 32, "double": 64}[str(ty)]

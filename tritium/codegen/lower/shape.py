@@ -1,0 +1,139 @@
+"""Shape ops, done with index maths only: no data moves between threads.
+
+    %r = tt.make_range {start = 0, end = 1024}  ->  reg k = thread_coord + start + reg_coord(k)
+    %s = tt.splat %x                             ->  [x, x, ..., x]
+    %b = tt.broadcast %s : 1x64 -> 32x64         ->  reg k = src reg holding the same column
+    %e = tt.expand_dims %s {axis = 0}            ->  reg k = src reg holding the same element
+    %c = ttg.convert_layout %x                   ->  a register permutation, when the two
+                                                     layouts place elements on the same threads
+
+For broadcast / expand_dims / convert_layout / trans / reshape, each result register must
+be found, on every thread, in one fixed source register of the *same* thread. With linear
+layouts this is a check on bases: the lane and warp bases of the result, mapped back to
+source coordinates, must equal the source's; then each result register's coordinate is
+looked up among the source registers. When that fails the data has to move between
+threads (shared memory or shuffles), which is not done here yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
+from tritium.codegen.lower.types import i32
+from tritium.ir.layouts import LinearLayout
+
+Coord = tuple[int, ...]
+
+
+def register_map(
+    src: LinearLayout, dst: LinearLayout, to_src: Callable[[Coord], Coord]
+) -> list[int] | None:
+    """For each register of `dst`, the register of `src` holding the same element on the
+    same thread, or None when some element lives on another thread. `to_src` maps a
+    coordinate of dst's shape to src's (it must be linear over XOR, as all maps here are).
+    """
+    for dst_bases, src_bases in ((dst.lane, src.lane), (dst.warp, src.warp)):
+        if len(dst_bases) != len(src_bases):
+            return None
+        if any(to_src(d) != s for d, s in zip(dst_bases, src_bases)):
+            return None
+    where: dict[Coord, int] = {}
+    for r in range(src.num_registers):
+        where.setdefault(src.register_coord(r), r)
+    out = []
+    for r in range(dst.num_registers):
+        c = to_src(dst.register_coord(r))
+        if c not in where:
+            return None
+        out.append(where[c])
+    return out
+
+
+def _gather(ctx: FunctionLowering, op: Operation, to_src: Callable[[Coord], Coord]) -> None:
+    src_t, dst_t = op.operands[0].type, op.results[0].type
+    src, dst = ctx.layout(src_t), ctx.layout(dst_t)
+    mapping = register_map(src, dst, to_src)
+    if mapping is None:
+        raise unsupported(
+            op,
+            f"moving data between threads ({src_t} -> {dst_t}) needs shared memory, "
+            "which this backend does not do yet",
+        )
+    regs = ctx.get(op.operands[0])
+    ctx.set(op.results[0], [regs[i] for i in mapping])
+
+
+@lowers("tt.make_range")
+def make_range(ctx: FunctionLowering, op: Operation) -> None:
+    layout = ctx.layout(op.result.type)
+    start = op.start.value.data
+    (thread,) = ctx.thread_coords(layout)
+    b = ctx.builder
+    regs = []
+    for r in range(layout.num_registers):
+        c = ir.Constant(i32, start + layout.register_coord(r)[0])
+        if isinstance(thread, ir.Constant):
+            regs.append(c)
+            continue
+        v = b.add(thread, c, flags=("nuw", "nsw"))
+        ctx.set_form(v, ctx.form(thread) + ctx.form(c))
+        regs.append(v)
+    ctx.set(op.result, regs)
+
+
+@lowers("tt.splat")
+def splat(ctx: FunctionLowering, op: Operation) -> None:
+    ctx.set(op.result, [ctx.get1(op.src)] * ctx.num_registers(op.result.type))
+
+
+@lowers("tt.broadcast")
+def broadcast(ctx: FunctionLowering, op: Operation) -> None:
+    src_shape = op.src.type.get_shape()
+    keep = [s != 1 for s in src_shape]
+    _gather(ctx, op, lambda c: tuple(x if k else 0 for x, k in zip(c, keep)))
+
+
+@lowers("tt.expand_dims")
+def expand_dims(ctx: FunctionLowering, op: Operation) -> None:
+    axis = op.axis.value.data
+    _gather(ctx, op, lambda c: c[:axis] + c[axis + 1 :])
+
+
+@lowers("ttg.convert_layout")
+def convert_layout(ctx: FunctionLowering, op: Operation) -> None:
+    _gather(ctx, op, lambda c: c)
+
+
+@lowers("tt.trans")
+def trans(ctx: FunctionLowering, op: Operation) -> None:
+    order = op.order_list  # result dim i is source dim order[i]
+
+    def to_src(c: Coord) -> Coord:
+        out = [0] * len(c)
+        for i, d in enumerate(order):
+            out[d] = c[i]
+        return tuple(out)
+
+    _gather(ctx, op, to_src)
+
+
+@lowers("tt.reshape")
+def reshape(ctx: FunctionLowering, op: Operation) -> None:
+    src_shape = list(op.src.type.get_shape())
+    dst_shape = list(op.result.type.get_shape())
+
+    def to_src(c: Coord) -> Coord:  # row-major flatten, then unflatten
+        flat = 0
+        for x, n in zip(c, dst_shape):
+            flat = flat * n + x
+        out = []
+        for n in reversed(src_shape):
+            out.append(flat % n)
+            flat //= n
+        return tuple(reversed(out))
+
+    _gather(ctx, op, to_src)

@@ -1,0 +1,117 @@
+"""A TTGIR module -> an LLVM module holding one kernel, plus the launch metadata.
+
+    module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32, ...} {
+      tt.func public @add_kernel(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32) {...}
+    }
+    ->
+    define ptx_kernel void @add_kernel(ptr addrspace(1) %x, i32 %n) #0 { ... }
+    attributes #0 = { "nvvm.reqntid"="128" }
+    metadata = {"name": "add_kernel", "num_warps": 4, "threads_per_warp": 32, "shared": 0,
+                "params": [{"name": "x", "type": "*fp32"}, {"name": "n", "type": "i32"}]}
+
+The kernel's parameters are exactly the tt.func's arguments (upstream appends two scratch
+pointers; tritium does not). `.reqntid` comes from an `!nvvm.annotations` entry, which
+LLVM 22 upgrades to the `"nvvm.reqntid"` function attribute.
+"""
+
+from __future__ import annotations
+
+import re
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+
+from tritium.codegen import lower  # noqa: F401  (registers the op lowerings)
+from tritium.codegen.lower.context import FunctionLowering
+from tritium.codegen.lower.control_flow import RetryLowering, lower_function_body
+from tritium.codegen.lower.types import byte_size, i32, llvm_type, memory_type, signature_type
+from tritium.ir.tt import FuncOp
+from tritium.ir.types import PointerType
+
+TRIPLE = "nvptx64-nvidia-cuda"
+DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+
+
+def _int_attr(module: ModuleOp, key: str, default: int) -> int:
+    a = module.attributes.get(key)
+    return a.value.data if isinstance(a, IntegerAttr) else default
+
+
+def _kernel(module: ModuleOp) -> FuncOp:
+    funcs = [op for op in module.ops if isinstance(op, FuncOp)]
+    public = [f for f in funcs if f.sym_visibility is None or f.sym_visibility.data == "public"]
+    if len(public) != 1 or len(funcs) != 1:
+        names = [f.sym_name.data for f in funcs]
+        raise NotImplementedError(
+            f"expected one tt.func (the kernel, callees inlined), got {names or 'none'}"
+        )
+    if public[0].function_type.outputs.data:
+        raise NotImplementedError("a kernel cannot return values")
+    return public[0]
+
+
+def _arg_name(func: FuncOp, i: int) -> str:
+    hint = func.body.blocks.first.args[i].name_hint
+    return hint if hint else f"arg{i}"
+
+
+def lower_to_llvm(module: ModuleOp) -> tuple[str, dict]:
+    """Lower a TTGIR module with one public `tt.func` to verified LLVM IR text + metadata."""
+    hints: dict[tuple[int, int], dict[int, int] | None] = {}
+    for _ in range(100):  # a loop assumption that failed is retried weaker (control_flow.py)
+        try:
+            return _lower(module, hints)
+        except RetryLowering as retry:
+            hints[retry.key] = retry.hint
+    raise AssertionError("loop assumptions did not settle")
+
+
+def _lower(module: ModuleOp, hints: dict) -> tuple[str, dict]:
+    num_warps = _int_attr(module, "ttg.num-warps", 4)
+    threads_per_warp = _int_attr(module, "ttg.threads-per-warp", 32)
+    if threads_per_warp != 32:
+        raise NotImplementedError("NVIDIA GPUs have 32 threads per warp")
+    func = _kernel(module)
+    name = func.sym_name.data
+    arg_types = list(func.function_type.inputs.data)
+
+    m = ir.Module(name=name)
+    m.triple = TRIPLE
+    m.data_layout = DATA_LAYOUT
+    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [llvm_type(t) for t in arg_types]), name)
+    fn.calling_convention = "ptx_kernel"
+    annotations = m.add_named_metadata("nvvm.annotations")
+    annotations.add(
+        m.add_metadata([fn, ir.MetaDataString(m, "reqntidx"), ir.Constant(i32, 32 * num_warps)])
+    )
+
+    ctx = FunctionLowering(m, fn, num_warps, threads_per_warp)
+    ctx.loop_hints = hints
+    params = []
+    for i, (t, arg) in enumerate(zip(arg_types, fn.args)):
+        arg.name = re.sub(r"[^\w.]", "_", _arg_name(func, i))
+        params.append({"name": _arg_name(func, i), "type": signature_type(t)})
+        div_attr = func.arg_attr(i, "tt.divisibility")
+        div = div_attr.value.data if isinstance(div_attr, IntegerAttr) else None
+        if isinstance(t, PointerType):
+            # Alignment in bytes: tt.divisibility, or at least the pointee's own size.
+            natural = byte_size(memory_type(t.pointee))
+            ctx.set_atom(arg, max(div or 1, natural))
+        else:
+            ctx.set_atom(arg, div or 1)
+        ctx.set(func.body.blocks.first.args[i], [arg])
+
+    first = lower_function_body(ctx, func.body)
+    ctx.entry_builder.branch(first)
+
+    parsed = llvm.parse_assembly(str(m))
+    parsed.verify()
+    metadata = {
+        "name": name,
+        "num_warps": num_warps,
+        "threads_per_warp": threads_per_warp,
+        "shared": 0,
+        "params": params,
+    }
+    return str(parsed), metadata

@@ -1,0 +1,99 @@
+"""NVIDIA's command-line tools, when installed: ptxas (PTX -> cubin), nvdisasm / cuobjdump.
+
+    cubin = ptxas(ptx, "sm_89")          # bytes, or None where ptxas is absent
+    print(ptxas_usage(ptx, "sm_89"))     # {"registers": 16, "spill_stores": 0, ...}
+    print(disassemble(cubin))            # SASS text, or None
+
+They are optional: tritium makes PTX itself and the driver can JIT it; these are for
+checking PTX validity in tests (CI has ptxas), register use, and reading SASS.
+`TRITIUM_PTXAS` / `TRITIUM_NVDISASM` / `TRITIUM_CUOBJDUMP` name a specific binary.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+CUDA_BIN_DIRS = ("/usr/local/cuda/bin",)
+
+
+class PtxasError(RuntimeError):
+    """ptxas rejected the PTX; the message is ptxas's."""
+
+
+def find_tool(name: str) -> str | None:
+    env = os.environ.get(f"TRITIUM_{name.upper()}")
+    if env:
+        return env
+    found = shutil.which(name)
+    if found:
+        return found
+    for d in CUDA_BIN_DIRS:
+        p = Path(d) / name
+        if p.exists():
+            return str(p)
+    return None
+
+
+def _run_ptxas(ptx: str, arch: str, extra: list[str]) -> tuple[bytes, str] | None:
+    exe = find_tool("ptxas")
+    if exe is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="tritium-ptxas-") as tmp:
+        src, out = Path(tmp) / "kernel.ptx", Path(tmp) / "kernel.cubin"
+        src.write_text(ptx)
+        proc = subprocess.run(
+            [exe, f"-arch={arch}", *extra, str(src), "-o", str(out)],
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise PtxasError(f"ptxas failed for {arch}:\n{proc.stderr.strip()}")
+        return out.read_bytes(), proc.stdout + proc.stderr
+
+
+def ptxas(ptx: str, arch: str = "sm_89") -> bytes | None:
+    """Assemble PTX into a cubin; None when ptxas is not installed."""
+    res = _run_ptxas(ptx, arch, [])
+    return None if res is None else res[0]
+
+
+def ptxas_usage(ptx: str, arch: str = "sm_89") -> dict | None:
+    """ptxas -v's resource report: registers, stack frame, spills, shared and local bytes."""
+    res = _run_ptxas(ptx, arch, ["-v"])
+    if res is None:
+        return None
+    log = res[1]
+
+    def grab(pattern: str) -> int:
+        m = re.search(pattern, log)
+        return int(m.group(1)) if m else 0
+
+    return {
+        "registers": grab(r"Used (\d+) registers"),
+        "stack_frame": grab(r"(\d+) bytes stack frame"),
+        "spill_stores": grab(r"(\d+) bytes spill stores"),
+        "spill_loads": grab(r"(\d+) bytes spill loads"),
+        "shared": grab(r"(\d+) bytes smem"),
+        "local": grab(r"(\d+) bytes lmem"),
+        "log": log,
+    }
+
+
+def disassemble(cubin: bytes) -> str | None:
+    """SASS of a cubin via nvdisasm (or cuobjdump -sass); None when neither is installed."""
+    nvdisasm, cuobjdump = find_tool("nvdisasm"), find_tool("cuobjdump")
+    if nvdisasm is None and cuobjdump is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="tritium-sass-") as tmp:
+        path = Path(tmp) / "kernel.cubin"
+        path.write_bytes(cubin)
+        cmd = [nvdisasm, "-c", str(path)] if nvdisasm else [cuobjdump, "-sass", str(path)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{Path(cmd[0]).name} failed:\n{proc.stderr.strip()}")
+        return proc.stdout
