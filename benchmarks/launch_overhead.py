@@ -1,0 +1,178 @@
+"""Host overhead per kernel launch: tritium's Launcher vs a bare cuLaunchKernel vs torch vs
+upstream Triton, on an empty kernel with add_kernel's signature (3 pointers and an i32).
+
+    python benchmarks/launch_overhead.py [--n 20000] [--repeat 5]
+
+Each row launches the kernel N times back to back and synchronizes once; the best of
+`--repeat` runs is divided by N. The kernel does nothing, so this is the host's cost per
+launch (the GPU keeps up: an empty kernel takes ~2 us there). Without a GPU, only the first
+row is measured: tritium's Python-side cost with the driver call replaced by a no-op.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tritium.runtime import arrays, driver  # noqa: E402
+from tritium.runtime.launcher import Launcher  # noqa: E402
+
+EMPTY_PTX = """.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry empty_kernel(.param .u64 x_ptr, .param .u64 y_ptr, .param .u64 out_ptr, .param .s32 n)
+{
+    ret;
+}
+"""
+METADATA = {
+    "name": "empty_kernel",
+    "num_warps": 4,
+    "threads_per_warp": 32,
+    "shared": 0,
+    "params": [
+        {"name": "x_ptr", "type": "*fp32"},
+        {"name": "y_ptr", "type": "*fp32"},
+        {"name": "out_ptr", "type": "*fp32"},
+        {"name": "n", "type": "i32"},
+    ],
+}
+
+
+def per_launch_us(launch_n, n: int, repeat: int, sync=None) -> float:
+    """Best over `repeat` runs of (time of `launch_n(n)` + sync) / n, in microseconds."""
+    launch_n(min(n, 1000))  # warm up
+    if sync:
+        sync()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        launch_n(n)
+        if sync:
+            sync()
+        best = min(best, time.perf_counter() - t0)
+    return best / n * 1e6
+
+
+def python_side_only(n: int, repeat: int) -> float:
+    """tritium's per-launch cost with cuLaunchKernel replaced by a no-op (runs anywhere)."""
+    from cuda.bindings import driver as cu
+
+    lau = Launcher({"ptx": EMPTY_PTX}, METADATA)
+    ok = (cu.CUresult.CUDA_SUCCESS,)
+    lau._function, lau._stream0, lau._ready = object(), None, True
+    lau._launch = lambda *a: ok
+    x = arrays.DeviceArray.__new__(arrays.DeviceArray)
+    x.ptr = 0x7F0000000000
+    args, grid = [x, x, x, 4], (1, 1, 1)
+
+    def run(k):
+        for _ in range(k):
+            lau(grid, args)
+
+    return per_launch_us(run, n, repeat)
+
+
+def gpu_rows(n: int, repeat: int) -> list[tuple[str, float]]:
+    rows = []
+    sync = driver.synchronize
+    x = arrays.zeros(4, np.float32)
+    lau = Launcher({"ptx": EMPTY_PTX}, METADATA)
+    grid, args = (1, 1, 1), [x, x, x, 4]
+    lau(grid, args)
+    fn, launch, s0, argv = lau._function, lau._launch, lau._stream0, lau._argv_addr
+
+    def bare(k):
+        for _ in range(k):
+            launch(fn, 1, 1, 1, 128, 1, 1, 0, s0, argv, 0)
+
+    def tritium_device_array(k):
+        for _ in range(k):
+            lau(grid, args)
+
+    rows.append(("bare cuLaunchKernel (cuda-python)", per_launch_us(bare, n, repeat, sync)))
+    rows.append(
+        ("tritium Launcher, DeviceArray args", per_launch_us(tritium_device_array, n, repeat, sync))
+    )
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and torch.cuda.is_available():
+        t = torch.zeros(4, device="cuda")
+        targs = [t, t, t, 4]
+
+        def tritium_torch(k):
+            for _ in range(k):
+                lau(grid, targs)
+
+        def torch_add(k):
+            for _ in range(k):
+                torch.add(t, t, out=t)
+
+        rows.append(("tritium Launcher, torch args", per_launch_us(tritium_torch, n, repeat, sync)))
+        rows.append(
+            (
+                "torch.add(x, y, out=z), 4 elements",
+                per_launch_us(torch_add, n, repeat, torch.cuda.synchronize),
+            )
+        )
+        triton_row = upstream_triton(t, n, repeat)
+        if triton_row:
+            rows.append(triton_row)
+    return rows
+
+
+def upstream_triton(t, n: int, repeat: int):
+    try:
+        import torch
+        import triton
+        import triton.language as tl
+    except ImportError:
+        return None
+
+    @triton.jit
+    def empty_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pass
+
+    def run(k):
+        for _ in range(k):
+            empty_kernel[(1,)](t, t, t, 4, BLOCK=128)
+
+    version = getattr(triton, "__version__", "?")
+    return (
+        f"upstream Triton {version}, torch args",
+        per_launch_us(run, n, repeat, torch.cuda.synchronize),
+    )
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=20000, help="launches per timed run")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs (the best is kept)")
+    opts = ap.parse_args(argv)
+    rows = [
+        ("tritium Launcher, Python side only (no-op driver)", python_side_only(opts.n, opts.repeat))
+    ]
+    if driver.gpu_available():
+        dev = driver.device()
+        print(f"device: {dev.name} ({dev.arch}, {dev.sm_count} SMs)")
+        rows += gpu_rows(opts.n, opts.repeat)
+    else:
+        print("no GPU here: only the Python-side row is measured")
+    bare = dict(rows).get("bare cuLaunchKernel (cuda-python)")
+    width = max(len(name) for name, _ in rows)
+    print(f"{'launch path':<{width}}  us/launch  vs bare")
+    for name, us in rows:
+        ratio = f"{us / bare:6.2f}x" if bare else "      -"
+        print(f"{name:<{width}}  {us:9.2f}  {ratio}")
+
+
+if __name__ == "__main__":
+    main()

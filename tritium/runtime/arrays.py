@@ -1,0 +1,147 @@
+"""tritium's own device arrays: enough of an array to hand kernels GPU memory without torch.
+
+    >>> from tritium.runtime import arrays
+    >>> x = arrays.to_device(np.arange(4, dtype=np.float32))
+    >>> x.shape, x.dtype, x.nbytes, hex(x.ptr)
+    ((4,), dtype('float32'), 16, '0x7f2c40000000')
+    >>> kernel[(1,)](x, ...)           # passed by address, no copy
+    >>> x.numpy()
+    array([0., 1., 2., 3.], dtype=float32)
+
+A `DeviceArray` is always C-contiguous and owns its allocation (cuMemAlloc), which is freed
+when the last reference goes (a `weakref.finalize`, also after the CUDA context was lost,
+when the free quietly does nothing). `.strides` are in bytes, as numpy's are, and
+`__cuda_array_interface__` (version 3) lets torch, cupy and numba use the memory in place.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Sequence
+
+import numpy as np
+
+from tritium.errors import ArgumentError
+from tritium.runtime import driver
+
+__all__ = ["DeviceArray", "empty", "to_device", "zeros"]
+
+
+def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    strides = []
+    step = itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class DeviceArray:
+    """A C-contiguous array in GPU memory: shape, dtype, strides (bytes), nbytes, ptr (int)."""
+
+    __slots__ = (
+        "shape",
+        "dtype",
+        "strides",
+        "nbytes",
+        "ptr",
+        "device",
+        "_finalizer",
+        "__weakref__",
+    )
+
+    def __init__(self, shape: int | Sequence[int], dtype: np.dtype | type | str = np.float32):
+        shape = (
+            (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(n) for n in shape)
+        )
+        if any(n < 0 for n in shape):
+            raise ArgumentError(f"array dimensions must be >= 0, got shape {shape}")
+        self.shape: tuple[int, ...] = shape
+        self.dtype: np.dtype = np.dtype(dtype)
+        if self.dtype.hasobject:
+            raise ArgumentError("a DeviceArray cannot hold Python objects (dtype=object)")
+        self.strides: tuple[int, ...] = _c_strides(shape, self.dtype.itemsize)
+        self.nbytes: int = math.prod(shape) * self.dtype.itemsize
+        self.ptr: int = driver.mem_alloc(self.nbytes)
+        self.device: int = driver.device().ordinal
+        self._finalizer = weakref.finalize(self, driver.mem_free, self.ptr, True)
+        self._finalizer.atexit = False  # the driver frees everything when the process ends
+
+    # numpy-like read-only facts
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d DeviceArray")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x})"
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "descr": self.dtype.descr,
+            "data": (self.ptr, False),
+            "strides": None,  # C-contiguous
+            "version": 3,
+            "stream": None,  # every tritium copy and launch that writes it is already complete
+        }
+
+    def numpy(self) -> np.ndarray:
+        """A new host array with this array's contents (waits for the default stream)."""
+        out = np.empty(self.shape, self.dtype)
+        if self.nbytes:
+            driver.memcpy_dtoh(out.ctypes.data, self.ptr, self.nbytes)
+        return out
+
+    def copy_from(self, host: np.ndarray) -> DeviceArray:
+        """Overwrite this array with `host` (same shape and dtype; any layout). Returns self."""
+        host = np.asarray(host)
+        if host.shape != self.shape or host.dtype != self.dtype:
+            raise ArgumentError(
+                f"copy_from needs an array of shape {self.shape} and dtype {self.dtype}, "
+                f"got shape {host.shape} and dtype {host.dtype}"
+            )
+        if not host.flags.c_contiguous:
+            host = host.copy(order="C")
+        if self.nbytes:
+            driver.memcpy_htod(self.ptr, host.ctypes.data, self.nbytes)
+        return self
+
+    def free(self) -> None:
+        """Free the memory now (the array must not be used afterwards)."""
+        self._finalizer()
+        self.ptr = 0
+
+
+def empty(shape: int | Sequence[int], dtype: np.dtype | type | str = np.float32) -> DeviceArray:
+    """An uninitialized DeviceArray."""
+    return DeviceArray(shape, dtype)
+
+
+def zeros(shape: int | Sequence[int], dtype: np.dtype | type | str = np.float32) -> DeviceArray:
+    """A DeviceArray of zero bytes."""
+    out = DeviceArray(shape, dtype)
+    driver.memset_d8(out.ptr, 0, out.nbytes)
+    driver.synchronize()
+    return out
+
+
+def to_device(host: np.ndarray) -> DeviceArray:
+    """A new DeviceArray holding a copy of `host` (any layout; stored C-contiguous)."""
+    host = np.asarray(host)
+    return DeviceArray(host.shape, host.dtype).copy_from(host)

@@ -1,0 +1,503 @@
+"""The CUDA driver, through cuda-python's `cuda.bindings.driver`.
+
+Everything here is lazy: importing this module touches neither cuda-python nor the GPU.
+The first call that needs the GPU runs `init()` (cuInit, device 0's primary context made
+current); without a driver library or a device, `init()` raises `NoGPUError` with a plain
+message and `gpu_available()` returns False.
+
+    >>> from tritium.runtime import driver
+    >>> driver.gpu_available()
+    True
+    >>> dev = driver.device()                # device 0, its primary context current
+    >>> dev.arch, dev.sm_count
+    ('sm_90', 132)
+    >>> mod = driver.load_module(ptx_text)   # cached per (device, sha256 of the image)
+    >>> fn = driver.get_function(mod, "add_kernel")
+
+Every CUDA result goes through `check(err, what, kernel)`, which raises `LaunchError`
+naming the error as CUDA does (`CUDA_ERROR_ILLEGAL_ADDRESS`) and the kernel. Errors that
+poison the context (a kernel's illegal address, trap, misaligned access) are "sticky": the
+message says plainly that the context is lost and the process must restart.
+
+cuda-python's two API generations differ in small ways (13.3 raises `RuntimeError` when
+libcuda is missing, 13.4 a `DynamicLibNotFoundError`); nothing here depends on either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from tritium.errors import LaunchError, NoGPUError
+
+__all__ = [
+    "Device",
+    "check",
+    "cuda",
+    "current_arch",
+    "device",
+    "error_name",
+    "get_function",
+    "gpu_available",
+    "init",
+    "load_module",
+    "mem_alloc",
+    "mem_free",
+    "memcpy_dtod_async",
+    "memcpy_dtoh",
+    "memcpy_dtoh_async",
+    "memcpy_htod",
+    "memcpy_htod_async",
+    "memset_d8",
+    "pointer_memory_type",
+    "stream",
+    "synchronize",
+]
+
+# Errors after which the CUDA context is unusable: every later call fails with them too.
+STICKY_ERRORS = frozenset(
+    {
+        "CUDA_ERROR_ILLEGAL_ADDRESS",
+        "CUDA_ERROR_MISALIGNED_ADDRESS",
+        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+        "CUDA_ERROR_INVALID_PC",
+        "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        "CUDA_ERROR_ASSERT",
+        "CUDA_ERROR_LAUNCH_FAILED",
+        "CUDA_ERROR_LAUNCH_TIMEOUT",
+        "CUDA_ERROR_ECC_UNCORRECTABLE",
+        "CUDA_ERROR_CONTEXT_IS_DESTROYED",
+    }
+)
+
+_lock = threading.RLock()
+_cu: Any = None  # the cuda.bindings.driver module, once imported
+_init_error: str | None = None  # why init() failed, once it has
+_initialized = False
+_devices: dict[int, Device] = {}
+_modules: dict[tuple[int, str], Any] = {}
+_streams: dict[int, Any] = {}
+_thread = threading.local()  # .ordinal: the device whose context this thread made current
+
+
+class _LaunchState:
+    """What the launcher last launched, so an asynchronous failure can name its kernel."""
+
+    __slots__ = ("kernel", "lost")
+
+    def __init__(self) -> None:
+        self.kernel: str | None = None
+        self.lost: str | None = None  # "CUDA_ERROR_X in kernel 'k'" once the context is lost
+
+
+launch_state = _LaunchState()
+
+
+# --------------------------------------------------------------------------- initialization
+
+
+def cuda() -> Any:
+    """The `cuda.bindings.driver` module (imported on first use; does not call cuInit)."""
+    global _cu
+    if _cu is None:
+        try:
+            from cuda.bindings import driver as cu
+        except ImportError as exc:  # pragma: no cover - cuda-python is a dependency
+            raise NoGPUError(
+                f"cuda-python is not installed ({exc}); install it with "
+                "`pip install cuda-python` to run kernels on a GPU"
+            ) from None
+        _cu = cu
+    return _cu
+
+
+def init() -> None:
+    """Initialize the driver once; raise `NoGPUError` (always the same one) if impossible."""
+    global _initialized, _init_error
+    if _initialized:
+        return
+    with _lock:
+        if _initialized:
+            return
+        if _init_error is None:
+            _init_error = _try_init()
+            _initialized = _init_error is None
+        if _init_error is not None:
+            raise NoGPUError(_init_error)
+
+
+def _try_init() -> str | None:
+    """cuInit + a device count; the reason as a sentence when there is no usable GPU."""
+    try:
+        cu = cuda()
+    except NoGPUError as exc:
+        return str(exc)
+    try:
+        (err,) = cu.cuInit(0)
+    except Exception as exc:  # no libcuda.so: cuda-python raises instead of returning
+        return (
+            "no CUDA driver found on this machine (cuda-python could not load libcuda: "
+            f"{str(exc).strip()}). Run on a machine with an NVIDIA GPU, or set "
+            "TRITIUM_INTERPRET=1 to run kernels on the CPU."
+        )
+    if err:
+        name = error_name(err)
+        if name == "CUDA_ERROR_NO_DEVICE":
+            return "the CUDA driver found no GPU (CUDA_ERROR_NO_DEVICE); set TRITIUM_INTERPRET=1 to run kernels on the CPU"
+        return f"cuInit failed with {name}: {error_string(err)}"
+    err, count = cu.cuDeviceGetCount()
+    if err or count < 1:
+        return "the CUDA driver found no GPU; set TRITIUM_INTERPRET=1 to run kernels on the CPU"
+    return None
+
+
+def gpu_available() -> bool:
+    """True when a CUDA driver and at least one device are usable. Never raises."""
+    try:
+        init()
+    except Exception:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def error_name(err: Any) -> str:
+    """`CUDA_ERROR_ILLEGAL_ADDRESS` for result 700 (falls back to the enum's own name)."""
+    cu = cuda()
+    try:
+        e, name = cu.cuGetErrorName(err)
+        if not e and name:
+            return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:
+        pass
+    try:
+        return cu.CUresult(int(err)).name
+    except Exception:
+        return f"CUDA error {int(err)}"
+
+
+def error_string(err: Any) -> str:
+    """CUDA's one-line description of a result ('an illegal memory access was encountered')."""
+    try:
+        e, text = cuda().cuGetErrorString(err)
+        if not e and text:
+            return text.decode() if isinstance(text, bytes) else str(text)
+    except Exception:
+        pass
+    return "no description"
+
+
+def launch_error(err: Any, what: str, kernel: str | None = None, detail: str = "") -> LaunchError:
+    """The `LaunchError` for CUDA result `err` from call `what` (see `check`)."""
+    name = error_name(err)
+    if kernel is None and name in STICKY_ERRORS:
+        kernel = launch_state.kernel  # an asynchronous fault: blame the last launch
+        where = f" (raised by {what}; the last kernel launched was '{kernel}')" if kernel else ""
+    else:
+        where = f" in kernel '{kernel}' ({what})" if kernel else f" in {what}"
+    msg = f"{name}{where}: {error_string(err)}"
+    if detail:
+        msg += f"; {detail}"
+    if name in STICKY_ERRORS:
+        if launch_state.lost is None:
+            launch_state.lost = f"{name} in kernel '{kernel}'" if kernel else name
+            msg += (
+                ". This error is sticky: the CUDA context is lost and every later CUDA call in "
+                "this process will fail; restart the process. To find the faulting access, run "
+                "with CUDA_LAUNCH_BLOCKING=1, or on the CPU with TRITIUM_INTERPRET=1"
+            )
+        else:
+            msg += f". The CUDA context was lost earlier ({launch_state.lost}); restart the process"
+    exc = LaunchError(msg)
+    exc.cuda_error = name  # type: ignore[attr-defined]
+    exc.kernel = kernel  # type: ignore[attr-defined]
+    return exc
+
+
+def check(err: Any, what: str, kernel: str | None = None) -> None:
+    """Raise `LaunchError` naming the CUDA error, `what` was called, and `kernel`, unless success."""
+    if err:  # CUresult is an int enum; CUDA_SUCCESS is 0
+        raise launch_error(err, what, kernel)
+
+
+def _call(what: str, result: tuple) -> Any:
+    """Check a cuda-python result tuple `(err, *values)`; return the value(s)."""
+    check(result[0], what)
+    if len(result) == 1:
+        return None
+    return result[1] if len(result) == 2 else result[1:]
+
+
+# --------------------------------------------------------------------------- devices
+
+
+@dataclass(frozen=True)
+class Device:
+    """One GPU and its primary context, with the properties the compiler and launcher need."""
+
+    ordinal: int
+    name: str
+    capability: tuple[int, int]
+    sm_count: int
+    max_threads_per_block: int
+    max_shared_per_block: int  # without opting in (48 KiB)
+    max_shared_per_block_optin: int  # with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    max_grid: tuple[int, int, int]
+    warp_size: int
+    total_memory: int
+    handle: Any = field(repr=False, compare=False)
+    context: Any = field(repr=False, compare=False)
+
+    @property
+    def arch(self) -> str:
+        """The PTX target name: 'sm_90' for compute capability 9.0."""
+        return f"sm_{self.capability[0]}{self.capability[1]}"
+
+
+def device(ordinal: int | None = None) -> Device:
+    """Device `ordinal` (default: $TRITIUM_DEVICE or 0), its primary context current here."""
+    if ordinal is None:
+        ordinal = getattr(_thread, "ordinal", None)
+        if ordinal is None:
+            ordinal = int(os.environ.get("TRITIUM_DEVICE", "0"))
+    dev = _devices.get(ordinal)
+    if dev is None:
+        init()
+        with _lock:
+            dev = _devices.get(ordinal)
+            if dev is None:
+                dev = _devices[ordinal] = _open_device(ordinal)
+    if getattr(_thread, "ordinal", None) != ordinal:
+        make_current(dev)
+    return dev
+
+
+def current_ordinal() -> int | None:
+    """The device whose context tritium made current on this thread (None: none yet)."""
+    return getattr(_thread, "ordinal", None)
+
+
+def current_arch() -> str | None:
+    """The current device's PTX target ('sm_90'), or None where there is no usable GPU."""
+    if not gpu_available():
+        return None
+    return device().arch
+
+
+def make_current(dev: Device) -> None:
+    """Make `dev`'s primary context current on the calling thread (cuCtxSetCurrent)."""
+    _call("cuCtxSetCurrent", cuda().cuCtxSetCurrent(dev.context))
+    _thread.ordinal = dev.ordinal
+
+
+def _open_device(ordinal: int) -> Device:
+    cu = cuda()
+    err, count = cu.cuDeviceGetCount()
+    check(err, "cuDeviceGetCount")
+    if not 0 <= ordinal < count:
+        raise NoGPUError(f"there is no CUDA device {ordinal}: this machine has {count}")
+    handle = _call("cuDeviceGet", cu.cuDeviceGet(ordinal))
+    context = _call("cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain(handle))
+    A = cu.CUdevice_attribute
+
+    def attr(name: str) -> int:
+        return int(_call("cuDeviceGetAttribute", cu.cuDeviceGetAttribute(getattr(A, name), handle)))
+
+    raw = _call("cuDeviceGetName", cu.cuDeviceGetName(256, handle))
+    name = raw.split(b"\0", 1)[0].decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+    return Device(
+        ordinal=ordinal,
+        name=name,
+        capability=(
+            attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
+            attr("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"),
+        ),
+        sm_count=attr("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"),
+        max_threads_per_block=attr("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"),
+        max_shared_per_block=attr("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK"),
+        max_shared_per_block_optin=attr("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+        max_grid=(
+            attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X"),
+            attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y"),
+            attr("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z"),
+        ),
+        warp_size=attr("CU_DEVICE_ATTRIBUTE_WARP_SIZE"),
+        total_memory=int(_call("cuDeviceTotalMem", cu.cuDeviceTotalMem(handle))),
+        handle=handle,
+        context=context,
+    )
+
+
+# --------------------------------------------------------------------------- modules
+
+
+def load_module(image: str | bytes, dev: Device | None = None) -> Any:
+    """Load PTX text (str) or a cubin (bytes) into `dev`; cached per (device, sha256(image))."""
+    dev = dev or device()
+    data = image.encode() + b"\0" if isinstance(image, str) else bytes(image)
+    key = (dev.ordinal, hashlib.sha256(data).hexdigest())
+    module = _modules.get(key)
+    if module is None:
+        with _lock:
+            module = _modules.get(key)
+            if module is None:
+                module = _modules[key] = _load(data, dev)
+    return module
+
+
+def _load(data: bytes, dev: Device) -> Any:
+    """cuModuleLoadDataEx with an error-log buffer, so a bad PTX says what ptxas said."""
+    cu = cuda()
+    log = bytearray(16384)
+    J = cu.CUjit_option
+    try:
+        opts = [J.CU_JIT_ERROR_LOG_BUFFER, J.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]
+        err, module = cu.cuModuleLoadDataEx(data, len(opts), opts, [log, len(log)])
+    except (TypeError, ValueError):  # a binding generation that takes the options differently
+        err, module = cu.cuModuleLoadData(data)
+    if err:
+        text = bytes(log).split(b"\0", 1)[0].decode(errors="replace").strip()
+        detail = f"the JIT compiler said:\n{text}" if text else ""
+        name = error_name(err)
+        if name in ("CUDA_ERROR_NO_BINARY_FOR_GPU", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"):
+            detail = (detail + "; " if detail else "") + (
+                f"the image was not built for {dev.name} ({dev.arch}) or is newer than this driver"
+            )
+        raise launch_error(err, "cuModuleLoadDataEx", detail=detail)
+    return module
+
+
+def get_function(module: Any, name: str) -> Any:
+    """The kernel `name` in `module` (a CUfunction); LaunchError naming it if it is not there."""
+    err, fn = cuda().cuModuleGetFunction(module, name.encode())
+    if err:
+        raise launch_error(
+            err, "cuModuleGetFunction", kernel=name, detail="no entry of that name in the module"
+        )
+    return fn
+
+
+def function_attribute(fn: Any, name: str) -> int:
+    """An attribute of a CUfunction, by its short name ('NUM_REGS', 'SHARED_SIZE_BYTES', ...)."""
+    cu = cuda()
+    attr = getattr(cu.CUfunction_attribute, "CU_FUNC_ATTRIBUTE_" + name)
+    return int(_call("cuFuncGetAttribute", cu.cuFuncGetAttribute(attr, fn)))
+
+
+def set_function_attribute(fn: Any, name: str, value: int, kernel: str | None = None) -> None:
+    cu = cuda()
+    attr = getattr(cu.CUfunction_attribute, "CU_FUNC_ATTRIBUTE_" + name)
+    check(cu.cuFuncSetAttribute(fn, attr, int(value))[0], "cuFuncSetAttribute", kernel)
+
+
+# --------------------------------------------------------------------------- streams and memory
+
+
+def stream(s: Any = None) -> Any:
+    """A CUstream for `s`: None or 0 is the legacy default stream; an int is a raw handle."""
+    if s is None:
+        s = 0
+    cu = cuda()
+    if isinstance(s, cu.CUstream):
+        return s
+    h = int(s)
+    cs = _streams.get(h)
+    if cs is None:
+        cs = _streams[h] = cu.CUstream(h)
+    return cs
+
+
+def synchronize(s: Any = None) -> None:
+    """Wait for stream `s` (default stream when None); asynchronous kernel faults surface here."""
+    device()
+    check(cuda().cuStreamSynchronize(stream(s))[0], "cuStreamSynchronize")
+
+
+def mem_alloc(nbytes: int) -> int:
+    """cuMemAlloc: a device address (int). Zero bytes gives address 0 and allocates nothing."""
+    if nbytes <= 0:
+        return 0
+    device()
+    err, ptr = cuda().cuMemAlloc(nbytes)
+    if err:
+        raise launch_error(err, "cuMemAlloc", detail=f"allocating {nbytes} bytes")
+    return int(ptr)
+
+
+def mem_free(ptr: int, quiet: bool = False) -> None:
+    """cuMemFree. With `quiet`, errors are ignored (for finalizers, and after a lost context)."""
+    if not ptr:
+        return
+    try:
+        if current_ordinal() is None:
+            device()  # a finalizer may run on a thread that never used CUDA
+        err = cuda().cuMemFree(ptr)[0]
+    except Exception:
+        if quiet:
+            return
+        raise
+    if err and not quiet:
+        raise launch_error(err, "cuMemFree")
+
+
+def _host(buf: Any) -> Any:
+    """A host buffer as cuda-python should get it: numpy arrays by address (cuda-python tries
+    int(x) first, which for a one-element array is its *value*), bytes-likes as they are."""
+    iface = getattr(buf, "__array_interface__", None)
+    return iface["data"][0] if iface is not None else buf
+
+
+def memcpy_htod_async(dst: int, src: Any, nbytes: int, s: Any = None) -> None:
+    """Copy `nbytes` from host `src` (an int address, numpy array or bytes-like) to `dst`.
+    From pageable memory the copy has left `src` when this returns."""
+    if nbytes:
+        check(cuda().cuMemcpyHtoDAsync(dst, _host(src), nbytes, stream(s))[0], "cuMemcpyHtoDAsync")
+
+
+def memcpy_dtoh_async(dst: Any, src: int, nbytes: int, s: Any = None) -> None:
+    """Copy `nbytes` from device address `src` to host `dst` (an int address, numpy array or
+    writable bytes-like). Into pageable memory the copy is complete when this returns."""
+    if nbytes:
+        check(cuda().cuMemcpyDtoHAsync(_host(dst), src, nbytes, stream(s))[0], "cuMemcpyDtoHAsync")
+
+
+def memcpy_dtod_async(dst: int, src: int, nbytes: int, s: Any = None) -> None:
+    if nbytes:
+        check(cuda().cuMemcpyDtoDAsync(dst, src, nbytes, stream(s))[0], "cuMemcpyDtoDAsync")
+
+
+def memcpy_htod(dst: int, src: Any, nbytes: int, s: Any = None) -> None:
+    """Host-to-device copy on stream `s`, then wait for the stream."""
+    device()
+    memcpy_htod_async(dst, src, nbytes, s)
+    synchronize(s)
+
+
+def memcpy_dtoh(dst: Any, src: int, nbytes: int, s: Any = None) -> None:
+    """Device-to-host copy on stream `s`, then wait for the stream."""
+    device()
+    memcpy_dtoh_async(dst, src, nbytes, s)
+    synchronize(s)
+
+
+def memset_d8(ptr: int, value: int, nbytes: int, s: Any = None) -> None:
+    if nbytes:
+        device()
+        check(cuda().cuMemsetD8Async(ptr, value, nbytes, stream(s))[0], "cuMemsetD8Async")
+
+
+def pointer_memory_type(ptr: int) -> str | None:
+    """'device', 'host' (pinned), 'unified' or 'array' for an address CUDA knows; else None."""
+    cu = cuda()
+    err, value = cu.cuPointerGetAttribute(
+        cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr
+    )
+    if err:
+        return None
+    return {1: "host", 2: "device", 3: "array", 4: "unified"}.get(int(value), "unknown")

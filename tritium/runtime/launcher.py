@@ -1,0 +1,543 @@
+"""The launch fast path: one compiled kernel, called as `launcher(grid, args, stream)`.
+
+Everything that does not depend on the argument values is resolved once per `Launcher`:
+
+    Launcher(asm, metadata)          # asm["ptx"] (or asm["cubin"]) and
+                                     # metadata = {"name": "add_kernel", "num_warps": 4,
+                                     #   "threads_per_warp": 32, "shared": 0,
+                                     #   "params": [{"name": "x_ptr", "type": "*fp32"}, ...,
+                                     #              {"name": "n", "type": "i32"}]}
+      -> block = (num_warps * 32, 1, 1), dynamic shared bytes,
+         one `struct.Struct` for all parameters, e.g. "<Q Q Q i4x": each parameter in its own
+         zeroed 8-byte slot of a ctypes buffer, and a ctypes `void*[n]` pointing at the slots
+    first call
+      -> check_args (dtypes, host vs device memory), cuModuleLoadData, cuModuleGetFunction,
+         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES when shared > 48 KiB
+    every call
+      -> pointer args to addresses (a dict from the argument's type to a getter:
+         DeviceArray.ptr, torch's data_ptr(), cupy's data.ptr, __cuda_array_interface__),
+         one `pack_into` of every value into the slots (struct checks int ranges for free:
+         2**31 for an i32 raises, never wraps), cuLaunchKernel(..., kernelParams=<address of
+         the void* array>, ...). Passing the address as an int is cuda-python's cheapest form
+         (~0.35 us); its (values, ctypes-types) tuple form costs ~1.5 us.
+
+numpy arrays for pointer params take the slow path: they are copied to the device before
+the launch and back after it (so a script runs unchanged in interpreter and GPU modes). A
+non-contiguous view is handled by copying the whole memory span it covers (numpy's
+byte_bounds) and passing the device address of its first element, so strides computed from
+the view stay right; arguments whose spans overlap (x and x[1:], or the same array twice)
+share one device copy, so in-place kernels behave as they would on device memory. The
+copy-back overwrites the span, so it is skipped for read-only arrays.
+
+Errors: a bad argument raises `ArgumentError` naming the parameter; a failed launch raises
+`LaunchError` naming the CUDA error and the kernel. A Launcher may be called from several
+threads: the pack-and-launch step holds a lock, since the parameter buffer is shared.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import operator
+import os
+import struct
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tritium.errors import ArgumentError, LaunchError
+from tritium.runtime import driver
+from tritium.runtime.arrays import DeviceArray
+
+__all__ = ["Launcher", "Param", "SCALAR_TYPES", "dtype_to_triton"]
+
+# Triton scalar type -> (struct code, min, max); floats have None bounds.
+SCALAR_TYPES: dict[str, tuple[str, Any, Any]] = {
+    "i1": ("?", 0, 1),
+    "i8": ("b", -(2**7), 2**7 - 1),
+    "i16": ("h", -(2**15), 2**15 - 1),
+    "i32": ("i", -(2**31), 2**31 - 1),
+    "i64": ("q", -(2**63), 2**63 - 1),
+    "u1": ("?", 0, 1),
+    "u8": ("B", 0, 2**8 - 1),
+    "u16": ("H", 0, 2**16 - 1),
+    "u32": ("I", 0, 2**32 - 1),
+    "u64": ("Q", 0, 2**64 - 1),
+    "fp16": ("e", None, None),
+    "bf16": ("H", None, None),  # packed from the float by _bf16_bits
+    "fp32": ("f", None, None),
+    "fp64": ("d", None, None),
+}
+
+# dtype names (numpy's, torch's without "torch.", ml_dtypes') -> Triton element type.
+_DTYPE_TO_TRITON = {
+    "bool": "i1",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+    "float8_e4m3fnuz": "fp8e4b8",
+    "float8_e5m2fnuz": "fp8e5b16",
+}
+_POINTEE_TYPES = frozenset(SCALAR_TYPES) | frozenset(_DTYPE_TO_TRITON.values())
+
+
+def dtype_to_triton(dtype: Any) -> str | None:
+    """'fp32' for np.float32 / torch.float32 / '<f4'; None for a dtype Triton has no name for."""
+    name = dtype.name if isinstance(dtype, np.dtype) else str(dtype).rsplit(".", 1)[-1]
+    return _DTYPE_TO_TRITON.get(name)
+
+
+def _bf16_bits(x: Any) -> int:
+    """A float's bfloat16 bit pattern, rounded to nearest even (NaN stays a quiet NaN)."""
+    (bits,) = struct.unpack("<I", struct.pack("<f", x))
+    if (bits & 0x7FFFFFFF) > 0x7F800000:
+        return 0x7FC0
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+# --------------------------------------------------------------------------- pointer arguments
+
+
+def _null(_: Any) -> int:
+    return 0
+
+
+def _torch_ptr(t: Any) -> int:
+    if not t.is_cuda:
+        raise ArgumentError(
+            "a torch tensor on the CPU was passed for a pointer parameter: move it to the GPU "
+            "(.cuda()) or pass a numpy array, which tritium copies"
+        )
+    return t.data_ptr()
+
+
+def _cupy_ptr(a: Any) -> int:
+    return a.data.ptr
+
+
+def _cai_ptr(a: Any) -> int:
+    return a.__cuda_array_interface__["data"][0]
+
+
+# type -> function(arg) -> device address. Filled lazily for torch/cupy/CAI types; numpy
+# arrays are deliberately absent (they take the staging path).
+_POINTER_GETTERS: dict[type, Any] = {DeviceArray: operator.attrgetter("ptr"), type(None): _null}
+
+
+def _pointer_getter(arg: Any) -> Any:
+    """The getter for `arg`'s type (registered for next time), or None for numpy arrays."""
+    if isinstance(arg, np.ndarray):
+        return None
+    cls = type(arg)
+    getter = _POINTER_GETTERS.get(cls)
+    if getter is not None:
+        return getter
+    module = getattr(cls, "__module__", "") or ""
+    if module.startswith("torch") and hasattr(arg, "data_ptr") and hasattr(arg, "is_cuda"):
+        getter = _torch_ptr  # data_ptr() is ~20x cheaper than torch's __cuda_array_interface__
+    elif module.startswith("cupy") and hasattr(arg, "data") and hasattr(arg.data, "ptr"):
+        getter = _cupy_ptr
+    elif hasattr(arg, "__cuda_array_interface__"):
+        getter = _cai_ptr
+    else:
+        return None
+    _POINTER_GETTERS[cls] = getter
+    return getter
+
+
+def _pointer_kind_error(p: Param, i: int, arg: Any) -> ArgumentError:
+    return ArgumentError(
+        f"argument '{p.name}' (#{i}) of type {p.type} must be a numpy array, a tritium "
+        f"DeviceArray, an object with __cuda_array_interface__ (torch, cupy) or None; "
+        f"got {type(arg).__name__}"
+    )
+
+
+def _span(a: np.ndarray) -> tuple[int, int]:
+    """[low, high) host addresses of the memory a (possibly strided) numpy array touches."""
+    if a.size == 0:
+        return a.ctypes.data, a.ctypes.data
+    lo = hi = a.ctypes.data
+    for n, s in zip(a.shape, a.strides):
+        if s >= 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    return lo, hi + a.itemsize
+
+
+class _Staging:
+    """numpy arguments copied to the device for one launch; overlapping spans share a copy.
+
+    Each copy is placed so that device address = host address (mod 256): a pointer the
+    compiler specialized as 16-byte aligned (from the host array) stays aligned."""
+
+    ALIGN = 256
+
+    def __init__(self, arrays: list[np.ndarray]):
+        spans = sorted((*_span(a), a.flags.writeable) for a in arrays if a.size)
+        self.groups: list[list] = []  # [lo, hi, writeable, allocation, device address of lo]
+        for lo, hi, w in spans:
+            if self.groups and lo < self.groups[-1][1]:
+                g = self.groups[-1]
+                g[1] = max(g[1], hi)
+                g[2] = g[2] or w
+            else:
+                self.groups.append([lo, hi, w, 0, 0])
+
+    def copy_in(self, s: Any) -> None:
+        for g in self.groups:
+            lo, hi = g[0], g[1]
+            g[3] = driver.mem_alloc(hi - lo + lo % self.ALIGN)  # cuMemAlloc is 256-aligned
+            g[4] = g[3] + lo % self.ALIGN
+            driver.memcpy_htod_async(g[4], lo, hi - lo, s)
+
+    def address(self, a: np.ndarray) -> int:
+        if a.size == 0:
+            return 0
+        addr = a.ctypes.data
+        for lo, hi, _, _, dev in self.groups:
+            if lo <= addr < hi:
+                return dev + (addr - lo)
+        raise AssertionError("unstaged array")  # pragma: no cover
+
+    def copy_out(self, s: Any) -> None:
+        for lo, hi, writeable, _, dev in self.groups:
+            if writeable:
+                driver.memcpy_dtoh_async(lo, dev, hi - lo, s)
+        driver.synchronize(s)
+
+    def free(self) -> None:
+        for g in self.groups:
+            driver.mem_free(g[3], quiet=True)
+            g[3] = 0
+
+
+# --------------------------------------------------------------------------- the launcher
+
+
+class Param:
+    """One kernel parameter: its name, Triton type, and whether it is a pointer."""
+
+    __slots__ = ("name", "type", "is_pointer", "pointee", "code")
+
+    def __init__(self, name: str, type: str):
+        self.name, self.type = name, type
+        self.is_pointer = type.startswith("*")
+        if self.is_pointer:
+            self.pointee = type[1:]
+            if self.pointee not in _POINTEE_TYPES:
+                raise ArgumentError(f"parameter '{name}' has unknown pointer type {type!r}")
+            self.code = "Q"
+        else:
+            self.pointee = None
+            if type not in SCALAR_TYPES:
+                raise ArgumentError(f"parameter '{name}' has unknown type {type!r}")
+            self.code = SCALAR_TYPES[type][0]
+
+    def __repr__(self) -> str:
+        return f"Param({self.name!r}, {self.type!r})"
+
+
+class Launcher:
+    """A compiled kernel ready to launch: `launcher(grid, args, stream=None)`."""
+
+    def __init__(self, asm: dict, metadata: dict, debug: bool | None = None):
+        self.name: str = metadata["name"]
+        self.image: str | bytes = asm["cubin"] if asm.get("cubin") else asm["ptx"]
+        self.params = [Param(p["name"], p["type"]) for p in metadata["params"]]
+        self.num_warps = int(metadata.get("num_warps", 4))
+        self.block = (self.num_warps * int(metadata.get("threads_per_warp", 32)), 1, 1)
+        self._block_x = self.block[0]
+        self.shared = int(metadata.get("shared", 0))
+        self.debug = (
+            bool(int(os.environ.get("TRITIUM_DEBUG", "0") or 0)) if debug is None else debug
+        )
+        n = len(self.params)
+        # "<" = standard sizes, no implicit alignment: each value in its own zero-padded
+        # 8-byte slot, so the driver reads the right bytes whatever size the kernel declares.
+        fmt = "<" + "".join(
+            p.code
+            + (f"{8 - struct.calcsize('<' + p.code)}x" if struct.calcsize("<" + p.code) < 8 else "")
+            for p in self.params
+        )
+        self._struct = struct.Struct(fmt)
+        self._pack_into = self._struct.pack_into
+        self._data = (ctypes.c_uint64 * max(n, 1))()
+        base = ctypes.addressof(self._data)
+        self._argv = (ctypes.c_void_p * max(n, 1))(*[base + 8 * i for i in range(n)])
+        self._argv_addr = ctypes.addressof(self._argv) if n else 0
+        self._pointer_index = tuple(i for i, p in enumerate(self.params) if p.is_pointer)
+        self._bf16_index = tuple(i for i, p in enumerate(self.params) if p.type == "bf16")
+        self._lock = threading.Lock()
+        self._ready = False  # False until the first call loaded the function (always in debug)
+        self._function: Any = None
+        self._launch: Any = None  # cuda.bindings.driver.cuLaunchKernel
+        self._stream0: Any = None  # the default CUstream
+        self._device: driver.Device | None = None
+
+    def __repr__(self) -> str:
+        sig = ", ".join(f"{p.name}: {p.type}" for p in self.params)
+        return f"Launcher({self.name}({sig}), block={self.block}, shared={self.shared})"
+
+    # ----------------------------------------------------------------- the fast path
+    def __call__(self, grid: Sequence[int], args: Sequence, stream: Any = None) -> None:
+        if not self._ready:
+            self._first_call(args)
+        vals = list(args)
+        try:
+            for i in self._pointer_index:
+                a = vals[i]
+                vals[i] = _POINTER_GETTERS[type(a)](a)
+        except KeyError:  # numpy (staged), or a type not seen before
+            return self._staged_call(grid, args, stream)
+        for i in self._bf16_index:
+            vals[i] = self._bf16(i, vals[i])
+        # From here on the same as _submit, inlined: a method call costs ~80 ns.
+        try:
+            gx, gy, gz = grid
+        except (TypeError, ValueError):
+            gx, gy, gz = _normalize_grid(grid)
+        lock = self._lock
+        lock.acquire()  # (a `with` block costs twice as much)
+        try:
+            self._pack_into(self._data, 0, *vals)
+            (err,) = self._launch(
+                self._function, gx, gy, gz, self._block_x, 1, 1, self.shared,
+                self._stream0 if stream is None else driver.stream(stream), self._argv_addr, 0,
+            )  # fmt: skip
+        except (struct.error, OverflowError, TypeError):
+            err = None
+        finally:
+            lock.release()
+        if err is None:  # packing failed, or a bad grid: _submit says which
+            return self._submit(grid, vals, stream, args)
+        if err:
+            return self._failed(err, (gx, gy, gz), vals, stream, args)
+        driver.launch_state.kernel = self.name
+
+    def _submit(self, grid: Sequence[int], vals: list, stream: Any, args: Sequence) -> None:
+        """Pack `vals` (pointers as addresses, bf16 as bits) into the parameter slots; launch."""
+        try:
+            gx, gy, gz = grid
+        except (TypeError, ValueError):
+            gx, gy, gz = grid = _normalize_grid(grid)
+        hstream = self._stream0 if stream is None else driver.stream(stream)
+        with self._lock:
+            try:
+                self._struct.pack_into(self._data, 0, *vals)
+            except (struct.error, OverflowError, TypeError):
+                raise self._argument_error(args) from None
+            try:
+                (err,) = self._launch(
+                    self._function, gx, gy, gz, self._block_x, 1, 1, self.shared,
+                    hstream, self._argv_addr, 0,
+                )  # fmt: skip
+            except (OverflowError, TypeError):
+                raise ArgumentError(
+                    f"a launch grid must be 1 to 3 ints in [0, 2**32); kernel '{self.name}' got {grid!r}"
+                ) from None
+        if err:
+            return self._failed(err, (gx, gy, gz), vals, stream, args)
+        driver.launch_state.kernel = self.name
+
+    def _failed(self, err: Any, grid: tuple, vals: list, stream: Any, args: Sequence) -> None:
+        if self._launch_failed(err, grid):
+            self._submit(grid, vals, stream, args)
+
+    # ----------------------------------------------------------------- slow paths
+    def _first_call(self, args: Sequence) -> None:
+        """Argument checks (first call, or every call in debug mode) and the function's loading."""
+        self.check_args(args)
+        if self._function is None:
+            self._load()
+        self._ready = not self.debug
+
+    def _load(self) -> None:
+        dev = driver.device()
+        fn = driver.get_function(driver.load_module(self.image, dev), self.name)
+        if self.block[0] > dev.max_threads_per_block:
+            raise LaunchError(
+                f"kernel '{self.name}': num_warps={self.num_warps} gives {self.block[0]} threads per "
+                f"block; {dev.name} allows at most {dev.max_threads_per_block}"
+            )
+        limit = driver.function_attribute(fn, "MAX_THREADS_PER_BLOCK")
+        if self.block[0] > limit:
+            regs = driver.function_attribute(fn, "NUM_REGS")
+            raise LaunchError(
+                f"kernel '{self.name}' uses {regs} registers per thread, so at most {limit} threads "
+                f"fit in a block, but num_warps={self.num_warps} needs {self.block[0]}; use fewer warps"
+            )
+        static = driver.function_attribute(fn, "SHARED_SIZE_BYTES")
+        if self.shared + static > dev.max_shared_per_block_optin:
+            raise LaunchError(
+                f"kernel '{self.name}' needs {self.shared + static} bytes of shared memory per block; "
+                f"{dev.name} ({dev.arch}) allows at most {dev.max_shared_per_block_optin}"
+            )
+        if self.shared + static > dev.max_shared_per_block:
+            driver.set_function_attribute(
+                fn, "MAX_DYNAMIC_SHARED_SIZE_BYTES", self.shared, self.name
+            )
+        self._device = dev
+        self._stream0 = driver.stream(None)
+        self._launch = driver.cuda().cuLaunchKernel
+        self._function = fn
+
+    def _bf16(self, i: int, x: Any) -> int:
+        try:
+            return _bf16_bits(x)
+        except (struct.error, OverflowError, TypeError):
+            raise ArgumentError(
+                self._scalar_problem(self.params[i], i, x) or f"bad bf16 value {x!r}"
+            ) from None
+
+    def _staged_call(self, grid: Sequence[int], args: Sequence, stream: Any) -> None:
+        """A call with numpy arrays for pointer params: copy in, launch, copy back, free."""
+        vals = list(args)
+        hosts: list[tuple[int, np.ndarray]] = []
+        for i in self._pointer_index:
+            a = vals[i]
+            getter = _pointer_getter(a)
+            if getter is not None:
+                vals[i] = getter(a)
+            elif isinstance(a, np.ndarray):
+                hosts.append((i, a))
+            else:
+                raise _pointer_kind_error(self.params[i], i, a)
+        staging = _Staging([a for _, a in hosts])
+        try:
+            staging.copy_in(stream)
+            for i, a in hosts:
+                vals[i] = staging.address(a)
+            for i in self._bf16_index:
+                vals[i] = self._bf16(i, vals[i])
+            self._submit(grid, vals, stream, args)
+            staging.copy_out(stream)
+        finally:
+            staging.free()
+
+    def _launch_failed(self, err: Any, grid: tuple) -> bool:
+        """Raise the LaunchError for `err`; True to retry (context made current), False to skip."""
+        name = driver.error_name(err)
+        dev = self._device
+        if (
+            dev is not None
+            and name not in driver.STICKY_ERRORS
+            and driver.current_ordinal() != dev.ordinal
+        ):
+            driver.make_current(
+                dev
+            )  # a thread new to CUDA (CUDA_ERROR_INVALID_CONTEXT): retry once
+            return True
+        if name == "CUDA_ERROR_INVALID_VALUE" and 0 in grid:
+            return False  # an empty grid launches nothing (as upstream Triton does)
+        detail = f"grid={grid}, block={self.block}, shared={self.shared} bytes"
+        if name == "CUDA_ERROR_INVALID_VALUE" and self._device is not None:
+            mx = self._device.max_grid
+            if any(g > m for g, m in zip(grid, mx)):
+                detail += f"; the grid exceeds {self._device.name}'s maximum {mx}"
+        raise driver.launch_error(err, "cuLaunchKernel", self.name, detail)
+
+    # ----------------------------------------------------------------- argument checks
+    def check_args(self, args: Sequence) -> None:
+        """Raise ArgumentError if `args` do not fit the parameters (kinds, dtypes, ranges, memory)."""
+        if len(args) != len(self.params):
+            names = ", ".join(p.name for p in self.params)
+            raise ArgumentError(
+                f"kernel '{self.name}' takes {len(self.params)} arguments ({names}), got {len(args)}"
+            )
+        for i, (p, a) in enumerate(zip(self.params, args)):
+            problem = (
+                self._pointer_problem(p, i, a) if p.is_pointer else self._scalar_problem(p, i, a)
+            )
+            if problem:
+                raise ArgumentError(problem)
+
+    def _pointer_problem(self, p: Param, i: int, a: Any) -> str | None:
+        if a is None:
+            return None
+        what = f"argument '{p.name}' (#{i}) of kernel '{self.name}'"
+        if isinstance(a, np.ndarray | DeviceArray):
+            dtype = a.dtype
+        elif _pointer_getter(a) is not None:
+            dtype = getattr(a, "dtype", None)
+            if dtype is None:
+                dtype = np.dtype(a.__cuda_array_interface__["typestr"])
+            if getattr(a, "is_cuda", True) is False:
+                return f"{what} is a torch tensor on the CPU; move it to the GPU (.cuda()) or pass a numpy array"
+        else:
+            return str(_pointer_kind_error(p, i, a))
+        elem = dtype_to_triton(dtype)
+        if elem != p.pointee:
+            return (
+                f"{what} is an array of {dtype} ({elem or 'no Triton type'}), but the kernel was "
+                f"compiled for {p.type}"
+            )
+        if not isinstance(a, np.ndarray) and driver.gpu_available():
+            ptr = _POINTER_GETTERS[type(a)](a)
+            if ptr and driver.pointer_memory_type(ptr) is None:
+                return (
+                    f"{what} points to {ptr:#x}, which is not memory CUDA knows about "
+                    f"(host memory, or freed); pass device memory or a numpy array"
+                )
+        return None
+
+    def _scalar_problem(self, p: Param, i: int, a: Any) -> str | None:
+        what = f"argument '{p.name}' (#{i}) of kernel '{self.name}'"
+        if isinstance(a, np.ndarray) and a.ndim == 0:
+            a = a[()]
+        if isinstance(a, np.ndarray | DeviceArray) or hasattr(a, "__cuda_array_interface__"):
+            return f"{what} is an array, but the parameter is a scalar of type {p.type}"
+        code, lo, hi = SCALAR_TYPES[p.type]
+        if lo is not None:  # integer parameter
+            if isinstance(a, bool | np.bool_):
+                a = int(a)
+            if not isinstance(a, int | np.integer):
+                return f"{what} must be an integer for type {p.type}, got {type(a).__name__} {a!r}"
+            if not lo <= int(a) <= hi:
+                return f"{what} = {int(a)} does not fit {p.type} (range [{lo}, {hi}])"
+            return None
+        if not isinstance(a, int | float | np.integer | np.floating):
+            return f"{what} must be a number for type {p.type}, got {type(a).__name__}"
+        x = float(a)
+        limit = {"fp16": 65504.0, "bf16": 3.3895313892515355e38, "fp32": 3.4028234663852886e38}.get(
+            p.type
+        )
+        if limit is not None and math.isfinite(x) and abs(x) > limit:
+            return f"{what} = {x!r} overflows {p.type} (largest finite value {limit:g})"
+        return None
+
+    def _argument_error(self, args: Sequence) -> ArgumentError:
+        """Why packing failed, found by checking each argument (off the fast path)."""
+        try:
+            self.check_args(args)
+        except ArgumentError as exc:
+            return exc
+        return ArgumentError(
+            f"kernel '{self.name}': arguments {list(args)!r} cannot be packed for {self.params}"
+        )
+
+
+def _normalize_grid(grid: Any) -> tuple[int, int, int]:
+    if isinstance(grid, int | np.integer):
+        return int(grid), 1, 1
+    try:
+        g = tuple(int(x) for x in grid)
+    except TypeError:
+        raise ArgumentError(f"a launch grid must be a tuple of 1 to 3 ints, got {grid!r}") from None
+    if not 1 <= len(g) <= 3:
+        raise ArgumentError(f"a launch grid must be a tuple of 1 to 3 ints, got {grid!r}")
+    return g + (1,) * (3 - len(g))  # type: ignore[return-value]
