@@ -22,6 +22,15 @@ ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
 STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin", "sass")
 
 
+def target_arch(device_arch: str | None) -> str | None:
+    """The newest arch tritium targets that a device of `device_arch` runs (sm_100 -> sm_90)."""
+    if device_arch is None or device_arch in ARCHS:
+        return device_arch
+    cc = int(device_arch.removeprefix("sm_").rstrip("a"))
+    fits = [a for a in ARCHS if int(a.removeprefix("sm_")) <= cc]
+    return fits[-1] if fits else device_arch
+
+
 @dataclass
 class Options:
     num_warps: int = 4
@@ -202,7 +211,7 @@ def compile_jit(fn, spec, opts: dict, interpret: bool = False) -> CompiledKernel
     if arch is None and not interpret:
         from tritium.runtime.driver import current_arch
 
-        arch = current_arch()
+        arch = target_arch(current_arch())
     options = Options(
         num_warps=opts.get("num_warps", 4),
         num_stages=opts.get("num_stages", 3),
