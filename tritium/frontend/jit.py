@@ -17,7 +17,7 @@ import textwrap
 from tritium.errors import ArgumentError, CompilationError, SourceLoc
 from tritium.frontend import ast_rewrite
 from tritium.frontend.core import constexpr
-from tritium.frontend.specialize import LAUNCH_OPTIONS, arg_key, build_spec
+from tritium.frontend.specialize import LAUNCH_OPTIONS, build_spec, launch_key
 
 _MISSING = object()
 
@@ -46,6 +46,10 @@ class JITFunction:
         dns = [self.arg_names[d] if isinstance(d, int) else d for d in do_not_specialize]
         self.do_not_specialize = set(dns)
         self.defaults = [p.default for p in self.signature.parameters.values()]
+        self.kinds = [
+            1 if n in self.constexpr_names else 2 if n in self.do_not_specialize else 0
+            for n in self.arg_names
+        ]
         self.debug = debug
         self.interpret = interpret
         self.noinline = noinline
@@ -110,10 +114,14 @@ class JITFunction:
         n = len(self.arg_names)
         if len(args) > n:
             raise ArgumentError(f"{self.__name__}() takes {n} arguments but {len(args)} were given")
-        vals = list(args) + [_MISSING] * (n - len(args))
+        vals = list(args)
+        if len(args) < n:
+            vals += [_MISSING] * (n - len(args))
         opts = {}
+        filled = len(args)
+        index = self.param_index
         for k, v in kwargs.items():
-            i = self.param_index.get(k)
+            i = index.get(k)
             if i is None:
                 if k not in LAUNCH_OPTIONS:
                     raise ArgumentError(
@@ -124,49 +132,45 @@ class JITFunction:
                 raise ArgumentError(f"{self.__name__}() got multiple values for argument '{k}'")
             else:
                 vals[i] = v
+                filled += 1
+        if filled < n:
+            self._fill_defaults(vals)
+        return vals, opts
+
+    def _fill_defaults(self, vals) -> None:
+        missing = []
         for i, v in enumerate(vals):
             if v is _MISSING:
                 d = self.defaults[i]
                 if d is inspect.Parameter.empty:
-                    missing = [
-                        self.arg_names[j]
-                        for j, x in enumerate(vals)
-                        if x is _MISSING and self.defaults[j] is inspect.Parameter.empty
-                    ]
-                    raise ArgumentError(
-                        f"{self.__name__}() is missing argument(s): {', '.join(missing)}"
-                    )
+                    missing.append(self.arg_names[i])
                 vals[i] = d
-        return vals, opts
+        if missing:
+            raise ArgumentError(f"{self.__name__}() is missing argument(s): {', '.join(missing)}")
 
     def run(self, *args, grid, **kwargs):
         vals, opts = self.bind(args, kwargs)
-        interpret = (
-            self.interpret
-            if self.interpret is not None
-            else os.environ.get("TRITIUM_INTERPRET", "0") not in ("", "0")
-        )
-        key = (
-            tuple(
-                arg_key(v, i in self.constexpr_indices, self.arg_names[i] in self.do_not_specialize)
-                for i, v in enumerate(vals)
-            ),
-            tuple(sorted((k, v) for k, v in opts.items() if k != "stream")),
-            interpret,
-        )
+        interpret = self.interpret
+        if interpret is None:
+            interpret = os.environ.get("TRITIUM_INTERPRET", "0") not in ("", "0")
+        key = (launch_key(self.kinds, vals), _options_key(opts) if opts else (), interpret)
         runner = self.runners.get(key)
         if runner is None:
             runner = self._make_runner(vals, opts, interpret)
             self.runners[key] = runner
+        if type(grid) is not tuple or len(grid) != 3:
+            grid = self._grid3(grid, vals, opts)
+        runner(grid, vals, opts.get("stream") if opts else None)
+
+    def _grid3(self, grid, vals, opts) -> tuple:
         if callable(grid):
             meta = dict(zip(self.arg_names, vals))
             meta.update(opts)
             grid = grid(meta)
         grid = tuple(grid)
-        if len(grid) < 3:
-            grid = grid + (1,) * (3 - len(grid))
-        runner(grid, vals, opts.get("stream"))
-        return None
+        if not 1 <= len(grid) <= 3:
+            raise ArgumentError(f"a grid has 1 to 3 dimensions, got {grid!r}")
+        return grid + (1,) * (3 - len(grid))
 
     def _make_runner(self, vals, opts, interpret):
         from tritium.compiler import compile_jit
@@ -174,6 +178,10 @@ class JITFunction:
         spec = build_spec(self, vals)
         kernel = compile_jit(self, spec, opts, interpret=interpret)
         return kernel.make_runner([self.param_index[n] for n in kernel.runtime_params])
+
+
+def _options_key(opts: dict) -> tuple:
+    return tuple(sorted((k, v) for k, v in opts.items() if k != "stream"))
 
 
 def _is_constexpr_annotation(ann) -> bool:

@@ -100,34 +100,93 @@ def _bad_dtype(dt):
     raise ArgumentError(f"arrays of dtype {dt} cannot be passed to a kernel")
 
 
+def _int_key(v: int):
+    if -(2**31) <= v < 2**31:
+        return ("i32", v == 1, not v & 15)
+    return (int_signature(v), v == 1, not v & 15)
+
+
+def _ndarray_key(v: np.ndarray):
+    sig = _NP_SIG_BY_DTYPE.get(v.dtype)
+    if sig is None:
+        sig = _NP_TO_SIG.get(v.dtype.name) or _bad_dtype(v.dtype)
+    return ("*" + sig, not v.ctypes.data & 15)
+
+
+_NP_SIG_BY_DTYPE = {np.dtype(k): v for k, v in _NP_TO_SIG.items() if k != "bfloat16"}
+
+# Per-type key functions: the launch fast path does one dict lookup per argument. Types
+# seen for the first time (torch tensors, device arrays) are added by `_learn`.
+_KEYERS: dict = {
+    int: _int_key,
+    float: lambda v: "fp32",
+    bool: lambda v: "i1",
+    type(None): lambda v: ("c", None),
+    np.ndarray: _ndarray_key,
+}
+
+
+def _learn(v):
+    """Register a fast key function for the type of array-like `v`, if it is one."""
+    t = type(v)
+    if t.__module__.startswith("torch") and hasattr(v, "data_ptr"):
+        sigs: dict = {}
+
+        def torch_key(x):
+            sig = sigs.get(x.dtype)
+            if sig is None:
+                sig = sigs[x.dtype] = "*" + _torch_sig(x)
+            return (sig, not x.data_ptr() & 15)
+
+        _KEYERS[t] = torch_key
+        return torch_key
+    if hasattr(v, "__cuda_array_interface__"):
+
+        def cai_key(x):
+            info = pointer_info(x)
+            return ("*" + info[0], not info[1] & 15)
+
+        _KEYERS[t] = cai_key
+        return cai_key
+    return None
+
+
 def arg_key(v, is_constexpr: bool, no_specialize: bool):
     """A hashable summary of what an argument means for compilation."""
     if is_constexpr:
         v = v.value if isinstance(v, constexpr) else v
         return ("c", v if not isinstance(v, list) else tuple(v))
-    t = type(v)
-    if t is int:
-        if no_specialize:
-            return int_signature(v)
-        return (int_signature(v), v == 1, v % 16 == 0)
-    if t is float:
-        return "fp32"
-    if t is bool:
-        return "i1"
-    if v is None:
-        return ("c", None)
+    if no_specialize:
+        k = arg_key(v, False, False)
+        if isinstance(k, tuple) and k[0] != "c":
+            return k[0] if not k[0].startswith("*") else (k[0], True)
+        return k
+    f = _KEYERS.get(type(v)) or _learn(v)
+    if f is not None:
+        return f(v)
     if isinstance(v, constexpr):
         return ("c", v.value)
-    info = pointer_info(v)
-    if info is not None:
-        return ("*" + info[0], no_specialize or info[1] % 16 == 0)
     if isinstance(v, np.generic):
         return _NP_TO_SIG.get(v.dtype.name) or _bad_dtype(v.dtype)
     if isinstance(v, numbers.Integral):
-        return arg_key(int(v), False, no_specialize)
+        return _int_key(int(v))
     if isinstance(v, numbers.Real):
         return "fp32"
-    raise ArgumentError(f"cannot pass a {t.__name__} to a kernel")
+    raise ArgumentError(f"cannot pass a {type(v).__name__} to a kernel")
+
+
+def launch_key(kinds, vals):
+    """The specialisation part of a launch's cache key: one entry per parameter.
+    `kinds[i]` is 0 for a runtime parameter, 1 for a constexpr, 2 for do_not_specialize."""
+    keyers = _KEYERS
+    out = []
+    for v, kind in zip(vals, kinds):
+        if kind == 0:
+            f = keyers.get(type(v))
+            out.append(f(v) if f is not None else arg_key(v, False, False))
+        else:
+            out.append(arg_key(v, kind == 1, kind == 2))
+    return tuple(out)
 
 
 def build_spec(fn, vals):
