@@ -306,5 +306,5 @@ def _load_ttir_file(path: pathlib.Path, dumper: Dumper):
     if len(funcs) != 1:
         raise CompilationError(f"{path}: expected exactly one public tt.func, found {len(funcs)}")
     f = funcs[0]
-    names = [a.name_hint or f"arg{i}" for i, a in enumerate(f.body.block.args)]
+    names = [a.name_hint or f"arg{i}" for i, a in enumerate(f.body.blocks.first.args)]
     return module, f.sym_name.data, names

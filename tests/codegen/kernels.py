@@ -42,14 +42,17 @@ class Case:
     ptx_lacks: tuple[str, ...] = ()
     check: Callable | None = None
     tags: set = field(default_factory=set)
+    max_registers: int = 64
 
 
 CASES: dict[str, Case] = {}
 
 
-def case(name: str, ttgir: str, ptx_has=(), ptx_lacks=(), tags=()):
+def case(name: str, ttgir: str, ptx_has=(), ptx_lacks=(), tags=(), max_registers=64):
     def register(check):
-        CASES[name] = Case(name, ttgir, tuple(ptx_has), tuple(ptx_lacks), check, set(tags))
+        CASES[name] = Case(
+            name, ttgir, tuple(ptx_has), tuple(ptx_lacks), check, set(tags), max_registers
+        )
         return check
 
     return register

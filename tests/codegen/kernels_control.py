@@ -260,14 +260,15 @@ MATH = _math_kernel()
     MATH,
     ptx_has=(
         "ex2.approx.f32",
-        "lg2.approx.f32",
-        "sin.approx.f32",
+        "sqrt.approx.ftz.f32",
+        "rsqrt.approx.ftz.f32",
         "sqrt.rn.f32",
         "div.rn.f32",
         "max.NaN.f32",
         "div.full.f32",
     ),
-    ptx_lacks=(".local",),
+    ptx_lacks=(".local", "lg2.approx", "sin.approx", "cos.approx"),
+    max_registers=128,
 )
 def _(gpu):
     r = rng(12)
@@ -279,16 +280,17 @@ def _(gpu):
     out = np.zeros(len(names) * 1024, np.float32)
     gpu.run(MATH, (1,), [x, y, out])
     xd, yd = x.astype(np.float64), y.astype(np.float64)
+    ulp2 = 2.0 * 2.0**-23  # accurate log / log2 / sin / cos: within 2 ulp (libm.py)
     with np.errstate(all="ignore"):
         want = {
             "exp": (np.exp(xd), 2e-6, 1e-30),
             "exp2": (np.exp2(xd), 2e-6, 1e-30),
-            "log": (np.log(xd), 1e-6, 2e-7),  # lg2.approx: absolute error ~2^-22
-            "log2": (np.log2(xd), 1e-6, 2e-7),
-            "sqrt": (np.sqrt(xd), 1e-6, 0),
+            "log": (np.log(xd), ulp2, 1e-37),
+            "log2": (np.log2(xd), ulp2, 1e-37),
+            "sqrt": (np.sqrt(xd), 1e-6, 2e-19),  # .ftz: a subnormal input gives 0
             "rsqrt": (1 / np.sqrt(xd), 1e-6, 0),
-            "sin": (np.sin(xd), 0, 1e-6),  # sin.approx: absolute error 2^-20.5
-            "cos": (np.cos(xd), 0, 1e-6),
+            "sin": (np.sin(xd), ulp2, 1e-37),
+            "cos": (np.cos(xd), ulp2, 1e-37),
             "floor": (np.floor(xd), 0, 0),
             "ceil": (np.ceil(xd), 0, 0),
             "absf": (np.abs(xd), 0, 0),
@@ -309,6 +311,18 @@ def _(gpu):
     # maximum / minimum order -0 < +0 (LLVM's llvm.maximum, PTX max.NaN).
     if getattr(gpu, "signed_zero_min_max", True):
         assert np.signbit(out[13 * 1024 + 0]) and not np.signbit(out[12 * 1024 + 0])
+    # log / sin / cos over the whole f32 range: subnormals, the Payne-Hanek path (|x| >= 2^17).
+    big = np.exp(r.uniform(-100, 88, 1024)).astype(np.float32) * r.choice([-1, 1], 1024)
+    big[:10] = [1e-40, 2.5e5, -1e6, 3e38, 1e10, -7e20, 131072.0, 131071.99, 1e-45, 5e-39]
+    big = big.astype(np.float32)
+    gpu.run(MATH, (1,), [big, y, out])
+    bd = big.astype(np.float64)
+    with np.errstate(all="ignore"):
+        ref = {"log": np.log(bd), "log2": np.log2(bd), "sin": np.sin(bd), "cos": np.cos(bd)}
+    for name, want_v in ref.items():
+        j = names.index(name)
+        got = out[j * 1024 : (j + 1) * 1024].astype(np.float64)
+        np.testing.assert_allclose(got, want_v, rtol=ulp2, atol=1e-37, equal_nan=True, err_msg=name)
 
 
 # --------------------------------------------------------------------------- assert

@@ -17,6 +17,7 @@ import pytest
 
 import tests.codegen.kernels_control  # noqa: F401  (registers its cases)
 import tests.codegen.kernels_dtypes  # noqa: F401
+import tests.codegen.kernels_reduce  # noqa: F401
 from tests.codegen.kernels import CASES
 
 pytestmark = pytest.mark.gpu

@@ -91,11 +91,21 @@ def test_unknown_arch_is_refused():
 
 
 def test_unsupported_op_names_itself():
-    with pytest.raises(NotImplementedError, match="tt.reduce"):
-        lower((UPSTREAM / "softmax_kernel.ttgir").read_text())
+    # tt.dot is another stage.
+    text = module(
+        "#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>",
+        """
+  tt.func public @k(%x: f32) attributes {noinline = false} {
+    %a = tt.splat %x : f32 -> tensor<16x16xf32, #blocked>
+    %d = tt.dot %a, %a, %a : tensor<16x16xf32, #blocked> * tensor<16x16xf32, #blocked> -> tensor<16x16xf32, #blocked>
+    tt.return
+  }""",
+    )
+    with pytest.raises(NotImplementedError, match=r"tt\.dot"):
+        lower(text)
 
 
-def test_convert_layout_across_threads_is_not_implemented():
+def test_convert_layout_across_threads_goes_through_shared_memory():
     text = module(
         "\n".join(
             [
@@ -104,14 +114,23 @@ def test_convert_layout_across_threads_is_not_implemented():
             ]
         ),
         """
-  tt.func public @k(%x: !tt.ptr<f32>) attributes {noinline = false} {
+  tt.func public @k(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}) attributes {noinline = false} {
     %r = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #blocked>
     %c = ttg.convert_layout %r : tensor<1024xi32, #blocked> -> tensor<1024xi32, #b4>
+    %f = arith.sitofp %c : tensor<1024xi32, #b4> to tensor<1024xf32, #b4>
+    %s = tt.splat %x : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>, #b4>
+    %r4 = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #b4>
+    %p = tt.addptr %s, %r4 : tensor<1024x!tt.ptr<f32>, #b4>, tensor<1024xi32, #b4>
+    tt.store %p, %f : tensor<1024x!tt.ptr<f32>, #b4>
     tt.return
   }""",
     )
-    with pytest.raises(NotImplementedError, match="ttg.convert_layout.*shared memory"):
-        lower(text)
+    llir, meta = lower(text)
+    assert meta["shared"] == 4096  # the whole tile, 1024 x i32
+    ptx = llir_to_ptx(llir)
+    assert ptx.count("bar.sync") == 1
+    assert ptx.count("st.shared.b32") == 8  # 8 scalar registers, 512 bytes apart
+    assert ptx.count("ld.shared.v4.b32") == 2  # 4 consecutive elements per load
 
 
 def test_non_splat_constant_is_not_implemented():

@@ -87,7 +87,9 @@ def test_same_layouts_and_ops_as_upstream(name):
     ref = parse_module((DATA / f"{name}.ttgir").read_text())
     ours = compile_ttir((DATA / f"{name}.ttir").read_text(), num_warps_of(ref))
     assert signature(ours) == signature(ref)
-    assert dict(ours.attributes) == dict(ref.attributes)
+    # `ttg.shared` comes from allocate-shared-memory, which upstream runs after its TTGIR dump.
+    ours_attrs = {k: v for k, v in ours.attributes.items() if k != "ttg.shared"}
+    assert ours_attrs == dict(ref.attributes)
     assert "ttg.convert_layout" not in print_ir(ours)
 
 

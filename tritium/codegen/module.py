@@ -23,14 +23,17 @@ from llvmlite import ir
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from tritium.codegen import lower  # noqa: F401  (registers the op lowerings)
+from tritium.codegen.allocation import read_allocation
 from tritium.codegen.lower.context import FunctionLowering
 from tritium.codegen.lower.control_flow import RetryLowering, lower_function_body
 from tritium.codegen.lower.types import byte_size, i32, llvm_type, memory_type, signature_type
+from tritium.codegen.membar import barrier_points
 from tritium.ir.tt import FuncOp
 from tritium.ir.types import PointerType
 
 TRIPLE = "nvptx64-nvidia-cuda"
-DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+# As LLVM's NVPTX target with --nvptx-short-ptr (ptx.py): 32-bit shared/const/local pointers.
+DATA_LAYOUT = "e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-p7:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 
 
 def _int_attr(module: ModuleOp, key: str, default: int) -> int:
@@ -88,6 +91,9 @@ def _lower(module: ModuleOp, hints: dict) -> tuple[str, dict]:
 
     ctx = FunctionLowering(m, fn, num_warps, threads_per_warp)
     ctx.loop_hints = hints
+    alloc = read_allocation(module)
+    ctx.smem_offsets = alloc.offsets
+    ctx.barrier_points = barrier_points(func, alloc)
     params = []
     for i, (t, arg) in enumerate(zip(arg_types, fn.args)):
         arg.name = re.sub(r"[^\w.]", "_", _arg_name(func, i))
@@ -111,7 +117,7 @@ def _lower(module: ModuleOp, hints: dict) -> tuple[str, dict]:
         "name": name,
         "num_warps": num_warps,
         "threads_per_warp": threads_per_warp,
-        "shared": 0,
+        "shared": alloc.total,
         "params": params,
     }
     return str(parsed), metadata

@@ -27,6 +27,10 @@ DEFAULT_PTX_VERSION = 87
 def _init() -> None:
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
+    # 32-bit pointers for shared memory (as upstream): `mov.b32 %r, global_smem`, no
+    # 64-bit address arithmetic. Read when the target machine is made; module.py's data
+    # layout matches.
+    llvm.set_option("", "--nvptx-short-ptr")
 
 
 @cache

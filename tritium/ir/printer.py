@@ -17,7 +17,7 @@ import io
 import re
 
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute
 from xdsl.printer import Printer
 
 from tritium.ir.ttg import BlockedEncodingAttr
@@ -43,6 +43,9 @@ def _collect_aliases(module: Operation) -> dict[Attribute, str]:
     def visit_type(t: Attribute) -> None:
         if isinstance(t, TensorType):
             visit_attr(t.encoding)
+        elif isinstance(t, ParametrizedAttribute):  # !ttg.memdesc<..., #shared, #smem, ...>
+            for p in t.parameters:
+                visit_attr(p)
 
     def visit_attr(a: Attribute) -> None:
         prefix = _alias_prefix(a)

@@ -231,30 +231,37 @@ TTG = Dialect("ttg", [ConvertLayoutOp], [BlockedEncodingAttr, SliceEncodingAttr]
 # --------------------------------------------------------------------------- layout helpers
 
 DistributedLayout = BlockedEncodingAttr | SliceEncodingAttr
+# Layout classes defined elsewhere (ttg_mma.py: #ttg.nvidia_mma, #ttg.dot_op) join with
+# `register_distributed_layout`; each has `rank`, `order` and `sizePerThread`.
+_DISTRIBUTED: list[type] = [BlockedEncodingAttr, SliceEncodingAttr]
+
+
+def register_distributed_layout(cls: type) -> None:
+    if cls not in _DISTRIBUTED:
+        _DISTRIBUTED.append(cls)
 
 
 def is_distributed(attr: Attribute | None) -> bool:
-    """A layout that spreads a tensor over the threads' registers (blocked or slice)."""
-    return isinstance(attr, DistributedLayout)
+    """A layout that spreads a tensor over the threads' registers (blocked, slice, mma,
+    dot operand)."""
+    return isinstance(attr, tuple(_DISTRIBUTED))
 
 
 def layout_rank(attr: Attribute) -> int:
-    if isinstance(attr, BlockedEncodingAttr):
-        return attr.rank
-    if isinstance(attr, SliceEncodingAttr):
+    if is_distributed(attr):
         return attr.rank
     raise TypeError(f"not a distributed layout: {attr}")
 
 
 def layout_order(attr: Attribute) -> list[int]:
     """Dims fastest-varying first (a slice drops its `dim` from the parent's order)."""
-    if isinstance(attr, BlockedEncodingAttr | SliceEncodingAttr):
+    if is_distributed(attr):
         return attr.order
     raise TypeError(f"not a distributed layout: {attr}")
 
 
 def layout_size_per_thread(attr: Attribute) -> list[int]:
-    if isinstance(attr, BlockedEncodingAttr | SliceEncodingAttr):
+    if is_distributed(attr):
         return attr.sizePerThread
     raise TypeError(f"not a distributed layout: {attr}")
 

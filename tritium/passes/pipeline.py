@@ -29,6 +29,7 @@ from xdsl.passes import ModulePass
 
 from tritium.errors import CompilationError
 from tritium.ir.context import make_context
+from tritium.passes.allocate_shared_memory import AllocateSharedMemoryPass
 from tritium.passes.canonicalize import CanonicalizePass
 from tritium.passes.coalesce import CoalescePass
 from tritium.passes.combine import CombinePass
@@ -56,6 +57,7 @@ TTGIR_PASSES: tuple[str, ...] = (
     "canonicalize",
     "cse",
     "dce",
+    "allocate-shared-memory",
 )
 
 
@@ -110,6 +112,7 @@ def make_pass(name: str, options: PassOptions) -> ModulePass:
         "loop-invariant-code-motion": LoopInvariantCodeMotionPass,
         "coalesce": CoalescePass,
         "remove-layout-conversions": RemoveLayoutConversionsPass,
+        "allocate-shared-memory": AllocateSharedMemoryPass,
     }
     if name in simple:
         return simple[name]()

@@ -6,9 +6,11 @@ Importing this package registers every op's lowering in `context.LOWERINGS`.
 from tritium.codegen.lower import (  # noqa: F401  (registration by import)
     assert_op,
     control_flow,
+    convert_layout,
     elementwise,
     math_ops,
     memory,
+    reduce,
     shape,
     spmd,
 )

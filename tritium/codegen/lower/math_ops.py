@@ -19,10 +19,10 @@ from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.elementwise import in_f32
+from tritium.codegen.lower.libm import log_f32, sin_cos_f32
 from tritium.codegen.lower.types import BFloatType, f32, f64, i16, llvm_type
 
 LOG2E = 1.0 / math.log(2.0)
-LN2 = math.log(2.0)
 
 
 def _unary(ctx: FunctionLowering, op: Operation, emit) -> None:
@@ -67,21 +67,18 @@ def exp2(ctx: FunctionLowering, op: Operation) -> None:
 
 @lowers("math.log", "math.log2")
 def log(ctx: FunctionLowering, op: Operation) -> None:
+    # Accurate (~1 ulp, as upstream's libdevice __nv_logf / __nv_log2f): libm.py.
     ty = llvm_type(op.result.type)
-    b = ctx.builder
-    lg2 = _nvvm_f32(ctx, "lg2.approx")
-    if op.name == "math.log2":
-        fn = lg2
-    else:
-        fn = lambda x: b.fmul(lg2(x), ir.Constant(f32, LN2))  # noqa: E731
-    _unary(ctx, op, _f32_only(ctx, op, ty, fn))
+    base2 = op.name == "math.log2"
+    _unary(ctx, op, _f32_only(ctx, op, ty, lambda x: log_f32(ctx, x, base2)))
 
 
 @lowers("math.sin", "math.cos")
 def sin_cos(ctx: FunctionLowering, op: Operation) -> None:
+    # Accurate (~1.5 ulp, as upstream's libdevice __nv_sinf / __nv_cosf): libm.py.
     ty = llvm_type(op.result.type)
-    name = "sin.approx" if op.name == "math.sin" else "cos.approx"
-    _unary(ctx, op, _f32_only(ctx, op, ty, _nvvm_f32(ctx, name)))
+    want_cos = op.name == "math.cos"
+    _unary(ctx, op, _f32_only(ctx, op, ty, lambda x: sin_cos_f32(ctx, x, want_cos)))
 
 
 @lowers("math.tanh")
@@ -95,12 +92,12 @@ def tanh(ctx: FunctionLowering, op: Operation) -> None:
 
 @lowers("math.sqrt")
 def sqrt(ctx: FunctionLowering, op: Operation) -> None:
-    # As upstream (libdevice's __nv_sqrtf without __CUDA_PREC_SQRT): sqrt.approx.f32.
+    # As upstream 3.6 (its rms_norm PTX): sqrt.approx.ftz.f32.
     ty = llvm_type(op.result.type)
     if isinstance(ty, ir.DoubleType):
         _unary(ctx, op, _generic(ctx, "sqrt", ty))  # sqrt.rn.f64
     else:
-        _unary(ctx, op, in_f32(ctx, ty, _nvvm_f32(ctx, "sqrt.approx")))
+        _unary(ctx, op, in_f32(ctx, ty, _nvvm_f32(ctx, "sqrt.approx.ftz")))
 
 
 @lowers("math.rsqrt")
@@ -111,7 +108,7 @@ def rsqrt(ctx: FunctionLowering, op: Operation) -> None:
         sq = _generic(ctx, "sqrt", ty)
         _unary(ctx, op, lambda x: b.fdiv(ir.Constant(ty, 1.0), sq(x)))
     else:
-        _unary(ctx, op, in_f32(ctx, ty, _nvvm_f32(ctx, "rsqrt.approx")))
+        _unary(ctx, op, in_f32(ctx, ty, _nvvm_f32(ctx, "rsqrt.approx.ftz")))  # as upstream
 
 
 _GENERIC_FLOAT = {

@@ -4,15 +4,14 @@
     %s = tt.splat %x                             ->  [x, x, ..., x]
     %b = tt.broadcast %s : 1x64 -> 32x64         ->  reg k = src reg holding the same column
     %e = tt.expand_dims %s {axis = 0}            ->  reg k = src reg holding the same element
-    %c = ttg.convert_layout %x                   ->  a register permutation, when the two
-                                                     layouts place elements on the same threads
 
-For broadcast / expand_dims / convert_layout / trans / reshape, each result register must
+For broadcast / expand_dims / trans / reshape, each result register must
 be found, on every thread, in one fixed source register of the *same* thread. With linear
 layouts this is a check on bases: the lane and warp bases of the result, mapped back to
 source coordinates, must equal the source's; then each result register's coordinate is
-looked up among the source registers. When that fails the data has to move between
-threads (shared memory or shuffles), which is not done here yet.
+looked up among the source registers. When that fails the data would have to move between
+threads, which TTGIR never asks of these ops (the passes put a `ttg.convert_layout`,
+convert_layout.py, where layouts differ).
 """
 
 from __future__ import annotations
@@ -24,33 +23,7 @@ from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.types import i32
-from tritium.ir.layouts import LinearLayout
-
-Coord = tuple[int, ...]
-
-
-def register_map(
-    src: LinearLayout, dst: LinearLayout, to_src: Callable[[Coord], Coord]
-) -> list[int] | None:
-    """For each register of `dst`, the register of `src` holding the same element on the
-    same thread, or None when some element lives on another thread. `to_src` maps a
-    coordinate of dst's shape to src's (it must be linear over XOR, as all maps here are).
-    """
-    for dst_bases, src_bases in ((dst.lane, src.lane), (dst.warp, src.warp)):
-        if len(dst_bases) != len(src_bases):
-            return None
-        if any(to_src(d) != s for d, s in zip(dst_bases, src_bases)):
-            return None
-    where: dict[Coord, int] = {}
-    for r in range(src.num_registers):
-        where.setdefault(src.register_coord(r), r)
-    out = []
-    for r in range(dst.num_registers):
-        c = to_src(dst.register_coord(r))
-        if c not in where:
-            return None
-        out.append(where[c])
-    return out
+from tritium.codegen.scratch import Coord, register_map
 
 
 def _gather(ctx: FunctionLowering, op: Operation, to_src: Callable[[Coord], Coord]) -> None:
@@ -60,8 +33,7 @@ def _gather(ctx: FunctionLowering, op: Operation, to_src: Callable[[Coord], Coor
     if mapping is None:
         raise unsupported(
             op,
-            f"moving data between threads ({src_t} -> {dst_t}) needs shared memory, "
-            "which this backend does not do yet",
+            f"moving data between threads ({src_t} -> {dst_t}) is only done by ttg.convert_layout",
         )
     regs = ctx.get(op.operands[0])
     ctx.set(op.results[0], [regs[i] for i in mapping])
@@ -101,11 +73,6 @@ def broadcast(ctx: FunctionLowering, op: Operation) -> None:
 def expand_dims(ctx: FunctionLowering, op: Operation) -> None:
     axis = op.axis.value.data
     _gather(ctx, op, lambda c: c[:axis] + c[axis + 1 :])
-
-
-@lowers("ttg.convert_layout")
-def convert_layout(ctx: FunctionLowering, op: Operation) -> None:
-    _gather(ctx, op, lambda c: c)
 
 
 @lowers("tt.trans")

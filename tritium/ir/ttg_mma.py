@@ -1,0 +1,817 @@
+"""TritonGPU for `tl.dot`: tensor-core and dot-operand layouts, shared memory, async copies.
+
+Layouts (distributed, with index maths in `tritium.ir.layouts`):
+
+    #mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+    tensor<64x64xf32, #mma>                                      (mma.sync accumulators)
+    tensor<64x32xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>   (its A operand)
+    tensor<64x32xf32, #ttg.dot_op<{opIdx = 0, parent = #blocked}>>          (FMA dot's A)
+
+Shared memory (index maths in `tritium.ir.shared_layout`):
+
+    #shared = #ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+    #smem = #ttg.shared_memory
+    %buf = ttg.local_alloc : () -> !ttg.memdesc<3x128x32xf16, #shared, #smem, mutable>
+    %s = ttg.memdesc_index %buf[%i] : !ttg.memdesc<3x128x32xf16, ...> -> !ttg.memdesc<128x32xf16, ...>
+    %t = ttg.async_copy_global_to_local %ptrs, %s mask %m : tensor<128x32x!tt.ptr<f16>, #blocked> -> <128x32xf16, #shared, #smem, mutable>
+    %g = ttg.async_commit_group tokens %t
+    %w = ttg.async_wait %g {num = 1 : i32}
+    %a = ttg.local_load %s token %w : !ttg.memdesc<128x32xf16, ...> -> tensor<128x32xf16, #ttg.dot_op<...>>
+    ttg.local_store %x, %s : tensor<128x32xf16, #blocked> -> !ttg.memdesc<128x32xf16, ...>
+    ttg.local_dealloc %buf : !ttg.memdesc<3x128x32xf16, #shared, #smem, mutable>
+
+All in upstream Triton 3.6's syntax. Importing this module registers the attributes, types
+and ops into the `ttg` dialect (`tritium.ir.context` does) and the layouts as distributed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, IntAttr, IntegerAttr, TensorType
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    MemoryAllocEffect,
+    MemoryFreeEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    Pure,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from tritium.ir import ttg
+from tritium.ir.ttg import _ints, _parse_int_list, _parse_struct, _print_int_list
+from tritium.ir.types import element_type, encoding_of, i1, is_ptr, shape_of
+
+_CTA_FIELDS = ("CTAsPerCGA", "CTASplitNum", "CTAOrder", "CGALayout")  # read and dropped
+
+
+def _ilist(a: ArrayAttr) -> list[int]:
+    return [x.data for x in a.data]
+
+
+# --------------------------------------------------------------------------- layouts
+
+
+@irdl_attr_definition
+class NvidiaMmaEncodingAttr(ParametrizedAttribute):
+    """`#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA, instrShape}>`:
+    the accumulator layout of `mma.sync` (version 2: Ampere/Ada tensor cores, 16x8 tiles
+    per warp, repeated over the tensor)."""
+
+    name = "ttg.nvidia_mma"
+
+    version_major: IntAttr
+    version_minor: IntAttr
+    warps_per_cta: ArrayAttr
+    instr_shape: ArrayAttr
+
+    def __init__(
+        self,
+        warps_per_cta: Sequence[int],
+        instr_shape: Sequence[int] = (16, 8),
+        version_major: int = 2,
+        version_minor: int = 0,
+    ):
+        super().__init__(
+            IntAttr(version_major), IntAttr(version_minor), _ints(warps_per_cta), _ints(instr_shape)
+        )
+
+    @property
+    def versionMajor(self) -> int:
+        return self.version_major.data
+
+    @property
+    def warpsPerCTA(self) -> list[int]:
+        return _ilist(self.warps_per_cta)
+
+    @property
+    def instrShape(self) -> list[int]:
+        return _ilist(self.instr_shape)
+
+    @property
+    def rank(self) -> int:
+        return len(self.warps_per_cta.data)
+
+    @property
+    def order(self) -> list[int]:
+        return list(range(self.rank - 1, -1, -1))
+
+    @property
+    def sizePerThread(self) -> list[int]:
+        return [1] * (self.rank - 1) + [2]  # c0, c1 are neighbours along N
+
+    def verify(self) -> None:
+        if self.versionMajor != 2:
+            raise VerifyException("#ttg.nvidia_mma: only versionMajor = 2 (mma.sync) is supported")
+        if self.rank not in (2, 3) or len(self.instrShape) != 2:
+            raise VerifyException("#ttg.nvidia_mma: warpsPerCTA of rank 2 or 3, instrShape [m, n]")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        num = lambda: parser.parse_integer(allow_boolean=False)  # noqa: E731
+        lst = lambda: _parse_int_list(parser)  # noqa: E731
+        fields = {"versionMajor": num, "versionMinor": num, "warpsPerCTA": lst, "instrShape": lst}
+        fields |= {k: lst for k in _CTA_FIELDS}
+        f = _parse_struct(parser, fields)
+        for k in ("versionMajor", "warpsPerCTA", "instrShape"):
+            if k not in f:
+                parser.raise_error(f"#ttg.nvidia_mma needs {k}")
+        return (
+            IntAttr(f["versionMajor"]),
+            IntAttr(f.get("versionMinor", 0)),
+            _ints(f["warpsPerCTA"]),
+            _ints(f["instrShape"]),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(
+            f"<{{versionMajor = {self.versionMajor}, versionMinor = {self.version_minor.data}, "
+            "warpsPerCTA = "
+        )
+        _print_int_list(printer, self.warpsPerCTA)
+        printer.print_string(", instrShape = ")
+        _print_int_list(printer, self.instrShape)
+        printer.print_string("}>")
+
+
+@irdl_attr_definition
+class DotOperandEncodingAttr(ParametrizedAttribute):
+    """`#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>`: operand A (opIdx 0) or B (1)
+    of a `tt.dot` whose result has layout `parent`. With an mma parent, each thread holds
+    the elements its mma.sync fragments need (`kWidth` consecutive K elements per 32-bit
+    register); with a blocked parent (the FMA dot), each thread holds whole K rows (A) or
+    columns (B) for the accumulator elements it owns. kWidth 0: not given (FMA)."""
+
+    name = "ttg.dot_op"
+
+    op_idx: IntAttr
+    parent: Attribute
+    k_width: IntAttr
+
+    def __init__(self, op_idx: int, parent: Attribute, k_width: int = 0):
+        super().__init__(IntAttr(op_idx), parent, IntAttr(k_width))
+
+    @property
+    def opIdx(self) -> int:
+        return self.op_idx.data
+
+    @property
+    def kWidth(self) -> int:
+        return self.k_width.data
+
+    @property
+    def rank(self) -> int:
+        return ttg.layout_rank(self.parent)
+
+    @property
+    def k_dim(self) -> int:
+        return self.rank - 1 if self.opIdx == 0 else self.rank - 2
+
+    @property
+    def order(self) -> list[int]:
+        if isinstance(self.parent, NvidiaMmaEncodingAttr):
+            # K fastest (upstream's getOrderForDotOperand with kContig)
+            rest = [d for d in range(self.rank - 1, -1, -1) if d != self.k_dim]
+            return [self.k_dim] + rest
+        return ttg.layout_order(self.parent)
+
+    @property
+    def sizePerThread(self) -> list[int]:
+        spt = [1] * self.rank
+        if isinstance(self.parent, NvidiaMmaEncodingAttr):
+            spt[self.k_dim] = max(1, self.kWidth)
+            return spt
+        spt = list(ttg.layout_size_per_thread(self.parent))
+        spt[self.k_dim] = 1
+        return spt
+
+    def verify(self) -> None:
+        if self.opIdx not in (0, 1):
+            raise VerifyException("#ttg.dot_op: opIdx must be 0 or 1")
+        if isinstance(self.parent, NvidiaMmaEncodingAttr) and self.kWidth <= 0:
+            raise VerifyException("#ttg.dot_op: an mma parent needs kWidth")
+        if not isinstance(self.parent, NvidiaMmaEncodingAttr | ttg.BlockedEncodingAttr):
+            raise VerifyException("#ttg.dot_op: the parent must be #ttg.nvidia_mma or #ttg.blocked")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        num = lambda: parser.parse_integer(allow_boolean=False)  # noqa: E731
+        f = _parse_struct(parser, {"opIdx": num, "parent": parser.parse_attribute, "kWidth": num})
+        if "opIdx" not in f or "parent" not in f:
+            parser.raise_error("#ttg.dot_op needs opIdx and parent")
+        return (IntAttr(f["opIdx"]), f["parent"], IntAttr(f.get("kWidth", 0)))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{{opIdx = {self.opIdx}, parent = ")
+        printer.print_attribute(self.parent)
+        if self.kWidth:
+            printer.print_string(f", kWidth = {self.kWidth}")
+        printer.print_string("}>")
+
+
+@irdl_attr_definition
+class SwizzledSharedEncodingAttr(ParametrizedAttribute):
+    """`#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>`: a tile in shared memory,
+    rows along `order[1]`, contiguous along `order[0]`, with groups of `vec` elements of
+    row r moved to group `g ^ ((r / perPhase) % maxPhase)` (so that the rows a warp reads
+    at once sit in different banks)."""
+
+    name = "ttg.swizzled_shared"
+
+    vec_attr: IntAttr
+    per_phase: IntAttr
+    max_phase: IntAttr
+    order_attr: ArrayAttr
+
+    def __init__(self, vec: int, per_phase: int, max_phase: int, order: Sequence[int]):
+        super().__init__(IntAttr(vec), IntAttr(per_phase), IntAttr(max_phase), _ints(order))
+
+    @property
+    def vec(self) -> int:
+        return self.vec_attr.data
+
+    @property
+    def perPhase(self) -> int:
+        return self.per_phase.data
+
+    @property
+    def maxPhase(self) -> int:
+        return self.max_phase.data
+
+    @property
+    def order(self) -> list[int]:
+        return _ilist(self.order_attr)
+
+    def verify(self) -> None:
+        for v in (self.vec, self.perPhase, self.maxPhase):
+            if v < 1 or v & (v - 1):
+                raise VerifyException("#ttg.swizzled_shared: vec, perPhase, maxPhase are powers of 2")
+        if sorted(self.order) != list(range(len(self.order))):
+            raise VerifyException("#ttg.swizzled_shared: order must be a permutation")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        num = lambda: parser.parse_integer(allow_boolean=False)  # noqa: E731
+        lst = lambda: _parse_int_list(parser)  # noqa: E731
+        fields = {"vec": num, "perPhase": num, "maxPhase": num, "order": lst}
+        f = _parse_struct(parser, fields | {k: lst for k in _CTA_FIELDS})
+        if "order" not in f:
+            parser.raise_error("#ttg.swizzled_shared needs order")
+        return (
+            IntAttr(f.get("vec", 1)),
+            IntAttr(f.get("perPhase", 1)),
+            IntAttr(f.get("maxPhase", 1)),
+            _ints(f["order"]),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(
+            f"<{{vec = {self.vec}, perPhase = {self.perPhase}, maxPhase = {self.maxPhase}, order = "
+        )
+        _print_int_list(printer, self.order)
+        printer.print_string("}>")
+
+
+@irdl_attr_definition
+class SharedMemorySpaceAttr(ParametrizedAttribute):
+    """`#ttg.shared_memory`: the memory space of a `!ttg.memdesc`."""
+
+    name = "ttg.shared_memory"
+
+
+# --------------------------------------------------------------------------- types
+
+
+def _print_shape(printer: Printer, shape: Sequence[int], elem: Attribute | None) -> None:
+    printer.print_string("x".join(str(d) for d in shape))
+    if elem is not None:
+        printer.print_string("x")
+        printer.print_attribute(elem)
+
+
+@irdl_attr_definition
+class MemDescType(ParametrizedAttribute, TypeAttribute):
+    """`!ttg.memdesc<2x64x32xf32, #shared, #smem, mutable>`: a tile of shared memory.
+    A trailing `2x64x32` (upstream's allocShape) names the allocation a view was taken
+    from when it is larger than the view."""
+
+    name = "ttg.memdesc"
+
+    shape_attr: ArrayAttr
+    element_type: Attribute
+    encoding: Attribute
+    memory_space: Attribute
+    mutable_attr: IntAttr
+    alloc_shape_attr: ArrayAttr
+
+    def __init__(
+        self,
+        shape: Sequence[int],
+        element: Attribute,
+        encoding: Attribute,
+        memory_space: Attribute | None = None,
+        mutable: bool = True,
+        alloc_shape: Sequence[int] = (),
+    ):
+        super().__init__(
+            _ints(shape),
+            element,
+            encoding,
+            memory_space if memory_space is not None else SharedMemorySpaceAttr(),
+            IntAttr(int(mutable)),
+            _ints(alloc_shape),
+        )
+
+    def get_shape(self) -> tuple[int, ...]:
+        return tuple(_ilist(self.shape_attr))
+
+    @property
+    def mutable(self) -> bool:
+        return bool(self.mutable_attr.data)
+
+    @property
+    def alloc_shape(self) -> tuple[int, ...]:
+        return tuple(_ilist(self.alloc_shape_attr)) or self.get_shape()
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims, elem = parser.parse_ranked_shape()
+            parser.parse_punctuation(",")
+            enc = parser.parse_attribute()
+            parser.parse_punctuation(",")
+            space = parser.parse_attribute()
+            mutable, alloc = 0, []
+            while parser.parse_optional_punctuation(","):
+                if parser.parse_optional_keyword("mutable") is not None:
+                    mutable = 1
+                else:
+                    alloc = parser.parse_dimension_list()
+        return (_ints(dims), elem, enc, space, IntAttr(mutable), _ints(alloc))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        self.print_body(printer)
+        printer.print_string(">")
+
+    def print_body(self, printer: Printer) -> None:
+        _print_shape(printer, self.get_shape(), self.element_type)
+        printer.print_string(", ")
+        printer.print_attribute(self.encoding)
+        printer.print_string(", ")
+        printer.print_attribute(self.memory_space)
+        if self.mutable:
+            printer.print_string(", mutable")
+        if self.alloc_shape_attr.data:
+            printer.print_string(", ")
+            _print_shape(printer, _ilist(self.alloc_shape_attr), None)
+
+
+@irdl_attr_definition
+class AsyncTokenType(ParametrizedAttribute, TypeAttribute):
+    """`!ttg.async.token`: orders async copies, their commit groups and waits."""
+
+    name = "ttg.async.token"
+
+
+def memdesc_bytes(t: MemDescType) -> int:
+    from tritium.ir.types import bitwidth
+
+    n = 1
+    for d in t.alloc_shape:
+        n *= d
+    return n * bitwidth(t.element_type) // 8
+
+
+# --------------------------------------------------------------------------- ops
+
+
+def _parse_memdesc_body(parser: Parser) -> MemDescType:
+    """The type after `->` of async_copy_global_to_local: `<64x32xf32, #shared, #smem, mutable>`."""
+    return MemDescType.new(MemDescType.parse_parameters(parser))
+
+
+@irdl_op_definition
+class LocalAllocOp(IRDLOperation):
+    """`%m = ttg.local_alloc [%src] : ([tensor]) -> !ttg.memdesc<...>`: a shared-memory
+    buffer, optionally initialised from a distributed tensor."""
+
+    name = "ttg.local_alloc"
+    src = opt_operand_def(TensorType)
+    result = result_def(MemDescType)
+    traits = traits_def(MemoryAllocEffect(), MemoryWriteEffect())
+
+    def __init__(self, result_type: MemDescType, src: SSAValue | None = None):
+        super().__init__(operands=[[src] if src is not None else []], result_types=[result_type])
+
+    def verify_(self) -> None:
+        t = self.result.type
+        if self.src is not None:
+            if shape_of(self.src.type) != t.get_shape() or element_type(
+                self.src.type
+            ) != t.element_type:
+                raise VerifyException("ttg.local_alloc: the source must match the buffer")
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        src = parser.parse_optional_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ft = parser.parse_type()
+        if not isinstance(ft, FunctionType) or len(ft.outputs.data) != 1:
+            parser.raise_error("ttg.local_alloc: expected (...) -> !ttg.memdesc<...>")
+        ins = list(ft.inputs.data)
+        value = parser.resolve_operand(src, ins[0]) if src is not None else None
+        op = cls(ft.outputs.data[0], value)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.src is not None:
+            printer.print_string(" ")
+            printer.print_operand(self.src)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : (")
+        if self.src is not None:
+            printer.print_attribute(self.src.type)
+        printer.print_string(") -> ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class LocalDeallocOp(IRDLOperation):
+    """`ttg.local_dealloc %m : !ttg.memdesc<...>`: the buffer is no longer used."""
+
+    name = "ttg.local_dealloc"
+    src = operand_def(MemDescType)
+    traits = traits_def(MemoryFreeEffect())
+    assembly_format = "$src attr-dict `:` type($src)"
+
+    def __init__(self, src: SSAValue):
+        super().__init__(operands=[src])
+
+
+@irdl_op_definition
+class MemDescIndexOp(IRDLOperation):
+    """`%s = ttg.memdesc_index %m[%i] : !ttg.memdesc<3x64x32xf16, ...> -> !ttg.memdesc<64x32xf16, ...>`:
+    buffer `i` of a multi-buffer allocation."""
+
+    name = "ttg.memdesc_index"
+    src = operand_def(MemDescType)
+    index = operand_def()
+    result = result_def(MemDescType)
+    traits = traits_def(Pure())
+
+    def __init__(self, src: SSAValue, index: SSAValue, result_type: MemDescType | None = None):
+        if result_type is None:
+            t = src.type
+            result_type = MemDescType(
+                t.get_shape()[1:], t.element_type, t.encoding, t.memory_space, t.mutable
+            )
+        super().__init__(operands=[src, index], result_types=[result_type])
+
+    def verify_(self) -> None:
+        if self.src.type.get_shape()[1:] != self.result.type.get_shape():
+            raise VerifyException("ttg.memdesc_index: the result is one buffer of the source")
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        src = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        idx = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation("->")
+        rt = parser.parse_type()
+        from tritium.ir.types import i32
+
+        op = cls(parser.resolve_operand(src, st), parser.resolve_operand(idx, i32), rt)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        printer.print_string("[")
+        printer.print_operand(self.index)
+        printer.print_string("]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.src.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class LocalLoadOp(IRDLOperation):
+    """`%x = ttg.local_load %m [token %t] : !ttg.memdesc<...> -> tensor<..., #layout>`."""
+
+    name = "ttg.local_load"
+    src = operand_def(MemDescType)
+    token = opt_operand_def(AsyncTokenType)
+    result = result_def(TensorType)
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, src: SSAValue, result_type: Attribute, token: SSAValue | None = None):
+        super().__init__(
+            operands=[src, [token] if token is not None else []], result_types=[result_type]
+        )
+
+    def verify_(self) -> None:
+        if shape_of(self.result.type) != self.src.type.get_shape():
+            raise VerifyException("ttg.local_load: the result must have the buffer's shape")
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        src = parser.parse_unresolved_operand()
+        tok = None
+        if parser.parse_optional_keyword("token") is not None:
+            tok = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation("->")
+        rt = parser.parse_type()
+        token = parser.resolve_operand(tok, AsyncTokenType()) if tok is not None else None
+        op = cls(parser.resolve_operand(src, st), rt, token)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        if self.token is not None:
+            printer.print_string(" token ")
+            printer.print_operand(self.token)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.src.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class LocalStoreOp(IRDLOperation):
+    """`ttg.local_store %x, %m : tensor<..., #layout> -> !ttg.memdesc<...>`."""
+
+    name = "ttg.local_store"
+    src = operand_def(TensorType)
+    dst = operand_def(MemDescType)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$src `,` $dst attr-dict `:` type($src) `->` type($dst)"
+
+    def __init__(self, src: SSAValue, dst: SSAValue):
+        super().__init__(operands=[src, dst])
+
+
+@irdl_op_definition
+class AsyncCopyGlobalToLocalOp(IRDLOperation):
+    """`%t = ttg.async_copy_global_to_local %ptrs, %m [mask %c] [other %o] : tensor<...x!tt.ptr<T>, #l> -> <..., #shared, #smem, mutable>`:
+    cp.async of each element to its place in the buffer (masked-off elements become 0)."""
+
+    name = "ttg.async_copy_global_to_local"
+    src = operand_def(TensorType)
+    result_buf = operand_def(MemDescType)
+    mask = opt_operand_def(TensorType)
+    other = opt_operand_def(TensorType)
+    token = result_def(AsyncTokenType)
+    cache = opt_prop_def(IntegerAttr)
+    evict = opt_prop_def(IntegerAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(
+        self,
+        src: SSAValue,
+        dst: SSAValue,
+        mask: SSAValue | None = None,
+        other: SSAValue | None = None,
+    ):
+        super().__init__(
+            operands=[src, dst, [mask] if mask else [], [other] if other else []],
+            result_types=[AsyncTokenType()],
+        )
+
+    def verify_(self) -> None:
+        if not is_ptr(self.src.type) or shape_of(self.src.type) != self.result_buf.type.get_shape():
+            raise VerifyException(
+                "ttg.async_copy_global_to_local: a tensor of pointers shaped like the buffer"
+            )
+        if self.mask is not None and (
+            element_type(self.mask.type) != i1 or encoding_of(self.mask.type) != encoding_of(
+                self.src.type
+            )
+        ):
+            raise VerifyException("ttg.async_copy_global_to_local: mask must be i1 in src's layout")
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        src = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        dst = parser.parse_unresolved_operand()
+        mask = other = None
+        if parser.parse_optional_keyword("mask") is not None:
+            mask = parser.parse_unresolved_operand()
+        if parser.parse_optional_keyword("other") is not None:
+            other = parser.parse_unresolved_operand()
+        from tritium.ir.tt import _parse_memory_modifiers
+
+        props = _parse_memory_modifiers(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation("->")
+        dt = _parse_memdesc_body(parser)
+        from tritium.ir.types import with_element
+
+        mask_v = parser.resolve_operand(mask, with_element(st, i1)) if mask else None
+        other_t = with_element(st, dt.element_type)
+        other_v = parser.resolve_operand(other, other_t) if other else None
+        op = cls(parser.resolve_operand(src, st), parser.resolve_operand(dst, dt), mask_v, other_v)
+        op.properties |= props
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        printer.print_string(", ")
+        printer.print_operand(self.result_buf)
+        if self.mask is not None:
+            printer.print_string(" mask ")
+            printer.print_operand(self.mask)
+        if self.other is not None:
+            printer.print_string(" other ")
+            printer.print_operand(self.other)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.src.type)
+        printer.print_string(" -> <")
+        self.result_buf.type.print_body(printer)
+        printer.print_string(">")
+
+
+@irdl_op_definition
+class AsyncCommitGroupOp(IRDLOperation):
+    """`%g = ttg.async_commit_group [tokens %t, ...]`: close the group of async copies
+    issued since the last commit (cp.async.commit_group)."""
+
+    name = "ttg.async_commit_group"
+    tokens = var_operand_def(AsyncTokenType)
+    result = result_def(AsyncTokenType)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, tokens: Sequence[SSAValue] = ()):
+        super().__init__(operands=[list(tokens)], result_types=[AsyncTokenType()])
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        toks = []
+        if parser.parse_optional_keyword("tokens") is not None:
+            toks = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_unresolved_operand
+            )
+        attrs = parser.parse_optional_attr_dict()
+        op = cls([parser.resolve_operand(t, AsyncTokenType()) for t in toks])
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.tokens:
+            printer.print_string(" tokens ")
+            printer.print_list(self.tokens, printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class AsyncWaitOp(IRDLOperation):
+    """`%w = ttg.async_wait [%t, ...] {num = N : i32}`: wait until at most N commit groups
+    are in flight (cp.async.wait_group N), then make the copied data visible to every
+    thread (the lowering adds bar.sync)."""
+
+    name = "ttg.async_wait"
+    tokens = var_operand_def(AsyncTokenType)
+    result = result_def(AsyncTokenType)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, num: int, tokens: Sequence[SSAValue] = ()):
+        super().__init__(
+            operands=[list(tokens)],
+            result_types=[AsyncTokenType()],
+            attributes={"num": IntegerAttr(num, 32)},
+        )
+
+    @property
+    def num(self) -> int:
+        return self.attributes["num"].value.data
+
+    def verify_(self) -> None:
+        if not isinstance(self.attributes.get("num"), IntegerAttr):
+            raise VerifyException("ttg.async_wait needs {num = N : i32}")
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        toks = []
+        t = parser.parse_optional_unresolved_operand()
+        if t is not None:
+            toks = [t]
+            while parser.parse_optional_punctuation(","):
+                toks.append(parser.parse_unresolved_operand())
+        attrs = parser.parse_optional_attr_dict()
+        num = attrs.pop("num", None)
+        if not isinstance(num, IntegerAttr):
+            parser.raise_error("ttg.async_wait needs {num = N : i32}")
+        op = cls(num.value.data, [parser.resolve_operand(x, AsyncTokenType()) for x in toks])
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.tokens:
+            printer.print_string(" ")
+            printer.print_list(self.tokens, printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+
+
+OPS: list[type[Operation]] = [
+    LocalAllocOp,
+    LocalDeallocOp,
+    MemDescIndexOp,
+    LocalLoadOp,
+    LocalStoreOp,
+    AsyncCopyGlobalToLocalOp,
+    AsyncCommitGroupOp,
+    AsyncWaitOp,
+]
+ATTRS: list[type[Attribute]] = [
+    NvidiaMmaEncodingAttr,
+    DotOperandEncodingAttr,
+    SwizzledSharedEncodingAttr,
+    SharedMemorySpaceAttr,
+    MemDescType,
+    AsyncTokenType,
+]
+
+
+def _register() -> None:
+    for op in OPS:
+        if op not in ttg.TTG._operations:
+            ttg.TTG._operations.append(op)
+    for attr in ATTRS:
+        if attr not in ttg.TTG._attributes:
+            ttg.TTG._attributes.append(attr)
+    ttg.register_distributed_layout(NvidiaMmaEncodingAttr)
+    from tritium.ir.printer import register_alias_prefix
+
+    register_alias_prefix(NvidiaMmaEncodingAttr, "mma")
+    register_alias_prefix(SwizzledSharedEncodingAttr, "shared")
+    register_alias_prefix(SharedMemorySpaceAttr, "smem")
+    ttg.register_distributed_layout(DotOperandEncodingAttr)
+
+
+_register()
+
+
+def is_mma(attr: Attribute | None) -> bool:
+    return isinstance(attr, NvidiaMmaEncodingAttr)
+
+
+def is_dot_operand(attr: Attribute | None) -> bool:
+    return isinstance(attr, DotOperandEncodingAttr)
+
+
+__all__ = [
+    "AsyncCommitGroupOp",
+    "AsyncCopyGlobalToLocalOp",
+    "AsyncTokenType",
+    "AsyncWaitOp",
+    "DotOperandEncodingAttr",
+    "LocalAllocOp",
+    "LocalDeallocOp",
+    "LocalLoadOp",
+    "LocalStoreOp",
+    "MemDescIndexOp",
+    "MemDescType",
+    "NvidiaMmaEncodingAttr",
+    "SharedMemorySpaceAttr",
+    "SwizzledSharedEncodingAttr",
+    "is_dot_operand",
+    "is_mma",
+    "memdesc_bytes",
+]
