@@ -7,11 +7,14 @@ import tritium.language as tl
 def kernel(x_ptr, n, BLOCK: tl.constexpr): ...
 
 kernel[(tritium.cdiv(n, 1024),)](x, n, BLOCK=1024)
+
+Importing `tritium` is light: the compiler (`compile`, `jit`: xDSL, llvmlite) and the
+runtime (`load_ptx`, device arrays: cuda-python) are imported on first use, so a program
+that only launches saved kernels (`tritium.load_ptx("add.ptx")`) never loads the compiler.
 """
 
 __version__ = "0.1.0"
 
-from tritium.compiler import CompiledKernel, compile  # noqa: E402,F401
 from tritium.errors import (  # noqa: E402,F401
     ArgumentError,
     CompilationError,
@@ -22,7 +25,19 @@ from tritium.errors import (  # noqa: E402,F401
     TritiumError,
     UnsupportedSyntaxError,
 )
-from tritium.frontend.jit import JITFunction, jit  # noqa: E402,F401
+
+# name -> (module, attribute): imported on first access (PEP 562).
+_LAZY = {
+    "compile": ("tritium.compiler", "compile"),
+    "CompiledKernel": ("tritium.compiler", "CompiledKernel"),
+    "jit": ("tritium.frontend.jit", "jit"),
+    "JITFunction": ("tritium.frontend.jit", "JITFunction"),
+    "load_ptx": ("tritium.aot_runtime", "load_ptx"),
+    "to_device": ("tritium.runtime.arrays", "to_device"),
+    "empty": ("tritium.runtime.arrays", "empty"),
+    "zeros": ("tritium.runtime.arrays", "zeros"),
+    "DeviceArray": ("tritium.runtime.arrays", "DeviceArray"),
+}
 
 
 def cdiv(x: int, y: int) -> int:
@@ -36,11 +51,13 @@ def next_power_of_2(n: int) -> int:
 
 
 def __getattr__(name):
-    # Device arrays live in the runtime; import them only when asked for.
-    if name in ("to_device", "empty", "zeros", "DeviceArray"):
-        from tritium.runtime import arrays
+    if name in _LAZY:
+        import importlib
 
-        return getattr(arrays, name)
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value  # later lookups skip __getattr__
+        return value
     if name == "language":
         import tritium.language as language
 

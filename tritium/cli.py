@@ -2,7 +2,7 @@
 
     tritium compile FILE.py[:KERNEL] --signature "*fp32:16,*fp32:16,*fp32:16,i32" \\
         --constexpr BLOCK_SIZE=1024 [--num-warps 4] [--arch sm_89] [--emit STAGE] [-o OUT] \\
-        [--dump-dir DIR] [--time-passes]
+        [--dump-dir DIR] [--time-passes] [--meta K.json] [--c-header K]
     tritium compile kernel.ttir --emit ptx -o kernel.ptx
 
 Exit status: 0 on success, 1 when the kernel does not compile, 2 for usage mistakes.
@@ -66,6 +66,20 @@ def _parser() -> argparse.ArgumentParser:
         help="the stage to output (default: from -o's extension, else ptx)",
     )
     c.add_argument("-o", "--output", default=None, help="write the output here instead of stdout")
+    c.add_argument(
+        "--meta",
+        default=None,
+        metavar="FILE.json",
+        help="also write the kernel's launch metadata (name, parameters, block size, shared "
+        "bytes, arch) as JSON, for tritium.load_ptx",
+    )
+    c.add_argument(
+        "--c-header",
+        default=None,
+        metavar="NAME",
+        help="also write NAME.h and NAME.c: the PTX embedded in C with load_<kernel>() and "
+        "launch_<kernel>(stream, grid, args...) on the CUDA driver API",
+    )
     c.add_argument(
         "--dump-dir",
         default=None,
@@ -154,6 +168,9 @@ def cmd_compile(args) -> int:
             raise UsageError(
                 "--signature and --constexpr apply to Python kernels, not to .ttir input"
             )
+    stop = emit
+    if (args.meta or args.c_header) and emit in ("ttir", "ttgir", "llir"):
+        stop = "ptx"  # the artifacts describe the PTX
     kernel = tritium.compile(
         fn,
         signature=args.signature if not isinstance(fn, str) else None,
@@ -164,7 +181,7 @@ def cmd_compile(args) -> int:
         debug=args.debug,
         dump_dir=args.dump_dir,
         timings=timings,
-        stop=emit,
+        stop=stop,
     )
     if emit not in kernel.asm:
         print(
@@ -181,6 +198,8 @@ def cmd_compile(args) -> int:
         raise UsageError(f"{emit} is binary; write it to a file with -o")
     else:
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    if args.meta or args.c_header:
+        _write_aot(args, kernel, constexprs)
     if timings is not None:
         total = sum(timings.values())
         print(f"{'stage / pass':<40} {'ms':>9}", file=sys.stderr)
@@ -188,6 +207,18 @@ def cmd_compile(args) -> int:
             print(f"{name:<40} {secs * 1e3:>9.2f}", file=sys.stderr)
         print(f"{'total':<40} {total * 1e3:>9.2f}", file=sys.stderr)
     return 0
+
+
+def _write_aot(args, kernel, constexprs: dict) -> None:
+    """--meta and --c-header: the JSON metadata and the C wrapper of the kernel's PTX."""
+    from tritium.aot.c_wrapper import write_c_wrapper
+    from tritium.aot.metadata import kernel_metadata, write_metadata
+
+    meta = kernel_metadata(kernel, signature=args.signature, constexprs=constexprs)
+    if args.meta:
+        write_metadata(meta, args.meta)
+    if args.c_header:
+        write_c_wrapper(meta, kernel.asm["ptx"], args.c_header)
 
 
 def main(argv=None) -> int:

@@ -18,7 +18,7 @@ from functools import partial
 from tritium.errors import ArgumentError, CompilationError, SourceLoc
 from tritium.frontend import ast_rewrite
 from tritium.frontend.core import constexpr
-from tritium.frontend.specialize import LAUNCH_OPTIONS, build_spec, launch_key
+from tritium.frontend.specialize import LAUNCH_OPTIONS, build_spec, launch_key, options_key
 
 _MISSING = object()
 
@@ -160,7 +160,7 @@ class JITFunction:
         interpret = self.interpret
         if interpret is None:
             interpret = os.environ.get("TRITIUM_INTERPRET", "0") not in ("", "0")
-        key = (launch_key(self.kinds, vals), _options_key(opts) if opts else (), interpret)
+        key = (launch_key(self.kinds, vals), options_key(opts) if opts else (), interpret)
         runner = self.runners.get(key)
         if runner is None:
             runner = self._make_runner(vals, opts, interpret)
@@ -185,10 +185,6 @@ class JITFunction:
         spec = build_spec(self, vals)
         kernel = compile_jit(self, spec, opts, interpret=interpret)
         return kernel.make_runner([self.param_index[n] for n in kernel.runtime_params])
-
-
-def _options_key(opts: dict) -> tuple:
-    return tuple(sorted((k, v) for k, v in opts.items() if k != "stream"))
 
 
 def _is_constexpr_annotation(ann) -> bool:

@@ -19,9 +19,17 @@ from __future__ import annotations
 import inspect
 import os
 
-from tritium.frontend.specialize import _KEYERS, arg_key
+from tritium.frontend.specialize import _KEYERS, LAUNCH_OPTIONS, arg_key, options_key
 
 _MISSING = object()
+
+
+def _checked_options_key(opts: dict) -> tuple:
+    """`options_key`, after checking the names: a typo raises TypeError, which sends the
+    call down the general path, which reports it."""
+    if not LAUNCH_OPTIONS.issuperset(opts):
+        raise TypeError("unknown launch option")
+    return options_key(opts)
 
 
 def _fallback(v):
@@ -51,6 +59,7 @@ def build_launch(jf):
         "_ns": _nospec,
         "_runners": jf.runners,
         "_slow": jf.run,
+        "_okey": _checked_options_key,
         "_general": lambda grid, stream, extra, opts, values: _general(
             jf, grid, stream, extra, opts, values
         ),
@@ -87,18 +96,18 @@ def build_launch(jf):
     missing = " or ".join(f"{n} is _M" for n in required) or "False"
     src = f"""
 def launch({", ".join(params)}{", " if params else ""}*_extra, _grid, stream=None, **_opts):
-    if _opts or _extra or {missing}:
+    if _extra or {missing}:
         return _general(_grid, stream, _extra, _opts, {{{", ".join(f"{n!r}: {n}" for n in names)}}})
     try:
-        r = _runners.get(({key}, (), {interp}))
+        r = _runners.get(({key}, _okey(_opts) if _opts else (), {interp}))
     except TypeError:
         r = None
     g = _grid
     if r is None or _type(g) is not _tuple:
-        return _slow({args}{", " if names else ""}grid=g, stream=stream)
+        return _slow({args}{", " if names else ""}grid=g, stream=stream, **_opts)
     pad = _pad.get(_len(g))
     if pad is None:
-        return _slow({args}{", " if names else ""}grid=g, stream=stream)
+        return _slow({args}{", " if names else ""}grid=g, stream=stream, **_opts)
     r(g + pad if pad else g, [{args}], stream)
 """
     exec(compile(src, f"<tritium launch {jf.__name__}>", "exec"), ns)

@@ -175,6 +175,11 @@ def arg_key(v, is_constexpr: bool, no_specialize: bool):
     raise ArgumentError(f"cannot pass a {type(v).__name__} to a kernel")
 
 
+def options_key(opts: dict) -> tuple:
+    """Launch options as part of a cache key (the stream is not part of what is compiled)."""
+    return tuple(sorted((k, v) for k, v in opts.items() if k != "stream"))
+
+
 def launch_key(kinds, vals):
     """The specialisation part of a launch's cache key: one entry per parameter.
     `kinds[i]` is 0 for a runtime parameter, 1 for a constexpr, 2 for do_not_specialize."""
