@@ -28,6 +28,7 @@ TRITIUM_KERNELS = {  # kernel name -> module defining its tritium version
     "online_softmax_kernel": "examples.online_softmax",
     "matmul_tiled_kernel": "examples.matmul",
     "matmul_precision_kernel": "tritium_kernels",
+    "matmul_fp16_grouped_kernel": "examples.matmul_fp16_grouped",
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 
 import bench_utils as bu
-from bench_core import DEVICE, Bench, guarded_rows
+from bench_core import DEVICE, Bench, guarded_rows, kernel
 
 
 def softmax(x):
@@ -224,3 +224,52 @@ def bench_matmul(b: Bench):
     for size, precision in cases:
         make = functools.partial(case, size, precision)
         yield from guarded_rows(f"tiled matmul {precision}", "TFLOP/s", [(f"{size}^3", make)])
+    sizes = [4096] if b.quick else [4096, 8192]
+    for size in sizes:
+        make = functools.partial(_matmul_fp16_case, b, size)
+        yield from guarded_rows("grouped matmul fp16", "TFLOP/s", [(f"{size}^3", make)])
+
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages), as upstream's tutorial tries
+MATMUL_FP16_CONFIGS = (
+    (128, 128, 32, 8, 4, 3),
+    (128, 256, 32, 8, 8, 3),
+    (128, 128, 64, 8, 8, 3),
+    (64, 128, 32, 8, 4, 4),
+)
+
+
+def _matmul_fp16_case(b: Bench, size: int) -> dict:
+    """examples/matmul_fp16_grouped.py: fp16 in, fp32 accumulation, fp16 out."""
+    torch = b.torch
+    a = torch.randn(size, size, device=DEVICE, dtype=torch.float16)
+    b_mat = torch.randn(size, size, device=DEVICE, dtype=torch.float16)
+    ref = a.double() @ b_mat.double()
+    check = b.relnorm(ref, 1e-2)
+    flops = bu.matmul_flops(size, size, size)
+    configs = MATMUL_FP16_CONFIGS[:1] if b.quick else MATMUL_FP16_CONFIGS
+    row, best = bu.make_row("grouped matmul fp16", f"{size}^3", "TFLOP/s"), []
+
+    def setup(impl, cfg):
+        bm, bn, bk, group, warps, stages = cfg
+        k = kernel(impl, "matmul_fp16_grouped_kernel")
+        out = torch.empty(size, size, device=DEVICE, dtype=torch.float16)
+        grid = (((size + bm - 1) // bm) * ((size + bn - 1) // bn),)
+
+        def run():
+            k[grid](a, b_mat, out, size, size, size, size, 1, size, 1, size, 1,
+                    BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group,
+                    num_warps=warps, num_stages=stages)  # fmt: skip
+            return out
+
+        return run
+
+    for impl in ("tritium", "upstream"):
+        cells = [b.cell(check, flops, "TFLOP/s", setup, impl, cfg) for cfg in configs]
+        row[impl] = bu.best(cells)
+        if bu.is_number(row[impl]):
+            bm, bn, bk, group, warps, stages = configs[cells.index(row[impl])]
+            best.append(f"{impl} {bm}x{bn}x{bk}/{warps}w/{stages}s")
+    row["torch"] = b.cell(check, flops, "TFLOP/s", lambda: lambda: a @ b_mat)
+    row["note"] = f"best BLOCK_MxNxK/warps/stages: {', '.join(best) or '-'}; torch: cuBLAS"
+    return row

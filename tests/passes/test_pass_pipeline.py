@@ -11,6 +11,7 @@ import pytest
 from tritium.ir.parser import parse_module
 from tritium.ir.printer import print_ir
 from tritium.ir.ttg import BlockedEncodingAttr, num_warps_of
+from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
 from tritium.ir.types import encoding_of
 from tritium.passes.pipeline import (
     TTGIR_PASSES,
@@ -112,16 +113,31 @@ def test_every_upstream_ttir_compiles(path, hints):
         assert "ttg.convert_layout" not in printed
 
 
-def test_matmul_keeps_dot_on_blocked_layouts():
+def test_matmul_dot_goes_to_the_tensor_cores():
+    """As upstream for cuda:89 (without pipelining): tt.dot on #mma with dot-operand
+    operands read from swizzled shared memory, the accumulator in #mma across the loop,
+    one convert (mma -> blocked) before the store."""
     module = compile_ttir((DATA / "matmul_tiled_kernel.ttir").read_text())
     text = print_ir(module)
     dot = next(op for op in module.walk() if op.name == "tt.dot")
-    assert all(isinstance(encoding_of(v.type), BlockedEncodingAttr) for v in (*dot.operands, dot.d))
-    # the accumulator lives in the dot's layout across the loop: no convert inside it
+    assert isinstance(encoding_of(dot.d.type), NvidiaMmaEncodingAttr)
+    assert encoding_of(dot.d.type).warpsPerCTA == [2, 2]  # as upstream's #mma
+    assert all(isinstance(encoding_of(v.type), DotOperandEncodingAttr) for v in (dot.a, dot.b))
     loop = text[text.index("scf.for") : text.index("scf.yield")]
     assert "ttg.convert_layout" not in loop
-    # only the epilogue converts the result for the store
+    assert loop.count("ttg.local_alloc") == 2 and loop.count("ttg.local_load") == 2
+    assert "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}>" in text
     assert text.count("ttg.convert_layout") == 1
+
+
+def test_matmul_with_ieee_precision_stays_on_fma():
+    text = (DATA / "matmul_tiled_kernel.ttir").read_text()
+    module = compile_ttir(text.replace("inputPrecision = tf32", "inputPrecision = ieee"))
+    dot = next(op for op in module.walk() if op.name == "tt.dot")
+    parent = encoding_of(dot.d.type)
+    assert isinstance(parent, BlockedEncodingAttr)
+    assert encoding_of(dot.a.type) == DotOperandEncodingAttr(0, parent)
+    assert encoding_of(dot.b.type) == DotOperandEncodingAttr(1, parent)
 
 
 def test_hooks_dump_timings_verify():

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
 from tritium.ir.ttg import BlockedEncodingAttr, SliceEncodingAttr
+from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
 from tritium.ir.types import encoding_of
 
 Basis = tuple[int, ...]
@@ -194,6 +195,92 @@ def _slice(enc: SliceEncodingAttr, shape: tuple[int, ...]) -> LinearLayout:
     return LinearLayout(tuple(shape), register, drop(p.lane), drop(p.warp))
 
 
+def _unit(rank: int, dim: int, value: int) -> Basis:
+    return tuple(value if d == dim else 0 for d in range(rank))
+
+
+def _clip(bases: Sequence[Basis], shape: tuple[int, ...]) -> tuple[Basis, ...]:
+    """Bases that move past the shape become 0 (replication), as for blocked layouts."""
+    return tuple(tuple(v if v < shape[d] else 0 for d, v in enumerate(b)) for b in bases)
+
+
+def _repeats(shape, tile, order) -> list[Basis]:
+    """Register bases repeating a CTA tile over a larger shape, `order[0]` fastest."""
+    rank = len(shape)
+    out: list[Basis] = []
+    for d in order:
+        out += [_unit(rank, d, tile[d] << i) for i in range(_log2(max(1, shape[d] // tile[d])))]
+    return out
+
+
+def _mma(enc: NvidiaMmaEncodingAttr, shape: tuple[int, ...]) -> LinearLayout:
+    """mma.sync's accumulator (m16n8 per warp): c0, c1 at (g, 2t), (g, 2t+1) and c2, c3
+    eight rows below, for lane = 4g + t; warps N-first; the CTA tile repeats N-first."""
+    rank = len(shape)
+    if enc.rank != rank:
+        raise ValueError(f"layout of rank {enc.rank} on a tensor of rank {rank}")
+    for s in shape:
+        _log2(s)
+    m, n = rank - 2, rank - 1
+    im, in_ = enc.instrShape
+    order = list(range(rank - 1, -1, -1))
+    wpc = enc.warpsPerCTA
+    register = [_unit(rank, n, 1), _unit(rank, m, 8)]
+    lane = [_unit(rank, n, 2), _unit(rank, n, 4), _unit(rank, m, 1), _unit(rank, m, 2)]
+    lane.append(_unit(rank, m, 4))
+    instr = [1] * rank
+    instr[m], instr[n] = im, in_
+    warp = [_unit(rank, d, instr[d] << i) for d in order for i in range(_log2(wpc[d]))]
+    tile = [instr[d] * wpc[d] for d in range(rank)]
+    register += _repeats(shape, tile, order)
+    return LinearLayout(shape, _clip(register, shape), _clip(lane, shape), _clip(warp, shape))
+
+
+def _dot_operand_mma(enc: DotOperandEncodingAttr, shape: tuple[int, ...]) -> LinearLayout:
+    """An mma.sync operand fragment per warp, `kw` = kWidth consecutive K elements per
+    32-bit register: A (16 x 8kw): registers kw along K, then M+8, then K+4kw; lanes
+    2 bits along K (steps of kw), 3 along M. B (8kw x 8): kw along K, then K+4kw; lanes
+    2 along K, 3 along N. Warps as the parent's, with the ones along the other operand's
+    dim broadcast (zero); the CTA tile repeats K-first."""
+    rank = len(shape)
+    mma = enc.parent
+    if mma.rank != rank:
+        raise ValueError(f"layout of rank {mma.rank} on a tensor of rank {rank}")
+    for s in shape:
+        _log2(s)
+    kw = enc.kWidth
+    k = enc.k_dim
+    o = rank - 2 if enc.opIdx == 0 else rank - 1  # M for A, N for B
+    instr = [1] * rank
+    instr[k], instr[o] = 8 * kw, (16 if enc.opIdx == 0 else 8)
+    register = [_unit(rank, k, 1 << i) for i in range(_log2(kw))]
+    lane = [_unit(rank, k, kw), _unit(rank, k, 2 * kw)]
+    lane += [_unit(rank, o, 1), _unit(rank, o, 2), _unit(rank, o, 4)]
+    if enc.opIdx == 0:
+        register.append(_unit(rank, o, 8))
+    register.append(_unit(rank, k, 4 * kw))
+    wpc = mma.warpsPerCTA
+    warp = []
+    for d in range(rank - 1, -1, -1):
+        step = 0 if d == k else instr[d]
+        warp += [_unit(rank, d, step << i) for i in range(_log2(wpc[d]))]
+    tile = [instr[d] * (1 if d == k else wpc[d]) for d in range(rank)]
+    rep_order = [k] + [d for d in range(rank - 1, -1, -1) if d != k]
+    register += _repeats(shape, tile, rep_order)
+    return LinearLayout(shape, _clip(register, shape), _clip(lane, shape), _clip(warp, shape))
+
+
+def _dot_operand_blocked(enc: DotOperandEncodingAttr, shape: tuple[int, ...]) -> LinearLayout:
+    """The FMA dot's operand: the parent blocked layout with sizePerThread = the whole K
+    along K, so each thread holds full K rows of A (columns of B) for the accumulator
+    elements it owns; lanes and warps along K land past the shape and broadcast."""
+    p = enc.parent
+    spt = list(p.sizePerThread)
+    spt[enc.k_dim] = shape[enc.k_dim]
+    whole_k = BlockedEncodingAttr(spt, p.threadsPerWarp, p.warpsPerCTA, p.order)
+    return _blocked(whole_k, tuple(shape))
+
+
 @cache
 def linear_layout(encoding: Attribute, shape: tuple[int, ...]) -> LinearLayout:
     """The linear layout of `encoding` on a tensor of `shape`."""
@@ -202,6 +289,13 @@ def linear_layout(encoding: Attribute, shape: tuple[int, ...]) -> LinearLayout:
         return _blocked(encoding, shape)
     if isinstance(encoding, SliceEncodingAttr):
         return _slice(encoding, shape)
+    if isinstance(encoding, NvidiaMmaEncodingAttr):
+        return _mma(encoding, shape)
+    if isinstance(encoding, DotOperandEncodingAttr):
+        if isinstance(encoding.parent, NvidiaMmaEncodingAttr):
+            return _dot_operand_mma(encoding, shape)
+        if isinstance(encoding.parent, BlockedEncodingAttr):
+            return _dot_operand_blocked(encoding, shape)
     raise NotImplementedError(f"no index maths for layout {encoding}")
 
 

@@ -29,6 +29,8 @@ from xdsl.passes import ModulePass
 
 from tritium.errors import CompilationError
 from tritium.ir.context import make_context
+from tritium.passes.accelerate_matmul import AccelerateMatmulPass
+from tritium.passes.allocate_shared_buffers import AllocateSharedBuffersPass
 from tritium.passes.allocate_shared_memory import AllocateSharedMemoryPass
 from tritium.passes.canonicalize import CanonicalizePass
 from tritium.passes.coalesce import CoalescePass
@@ -37,6 +39,7 @@ from tritium.passes.convert_triton_to_tritongpu import ConvertTritonToTritonGPUP
 from tritium.passes.cse import CommonSubexpressionEliminationPass
 from tritium.passes.dce import DeadCodeEliminationPass
 from tritium.passes.loop_invariant_code_motion import LoopInvariantCodeMotionPass
+from tritium.passes.optimize_dot_operands import OptimizeDotOperandsPass
 from tritium.passes.remove_layout_conversions import RemoveLayoutConversionsPass
 from tritium.passes.reorder_broadcast import ReorderBroadcastPass
 from tritium.passes.verify import verify_ttgir_layouts
@@ -53,11 +56,15 @@ TTGIR_PASSES: tuple[str, ...] = (
     "convert-triton-to-tritongpu",
     "coalesce",
     "remove-layout-conversions",
+    "accelerate-matmul",
+    "remove-layout-conversions",
     "loop-invariant-code-motion",
     "canonicalize",
     "cse",
     "dce",
+    "optimize-dot-operands",
     "allocate-shared-memory",
+    "allocate-shared-buffers",
 )
 
 
@@ -113,6 +120,9 @@ def make_pass(name: str, options: PassOptions) -> ModulePass:
         "coalesce": CoalescePass,
         "remove-layout-conversions": RemoveLayoutConversionsPass,
         "allocate-shared-memory": AllocateSharedMemoryPass,
+        "accelerate-matmul": AccelerateMatmulPass,
+        "optimize-dot-operands": OptimizeDotOperandsPass,
+        "allocate-shared-buffers": AllocateSharedBuffersPass,
     }
     if name in simple:
         return simple[name]()

@@ -5,9 +5,12 @@ Importing this package registers every op's lowering in `context.LOWERINGS`.
 
 from tritium.codegen.lower import (  # noqa: F401  (registration by import)
     assert_op,
+    async_copy,
     control_flow,
     convert_layout,
+    dot,
     elementwise,
+    local_memory,
     math_ops,
     memory,
     reduce,

@@ -1,0 +1,167 @@
+"""accelerate-matmul, optimize-dot-operands, allocate-shared-buffers and the tile barriers,
+each on small TTGIR."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.passes.pass_helpers import run
+from tritium.codegen.local_membar import local_barrier_points
+from tritium.ir import tt
+from tritium.ir.parser import parse_module
+from tritium.ir.ttg import BlockedEncodingAttr
+from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
+from tritium.ir.types import encoding_of
+from tritium.passes.accelerate_matmul import warps_per_tile
+from tritium.passes.allocate_shared_buffers import allocate_shared_buffers
+
+BLOCKED = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>"
+
+
+def dot_module(elem="f16", precision="tf32", target="cuda:89", acc="f32", m=64, n=64, k=32):
+    t = lambda s, e: f"tensor<{s}x{e}, {BLOCKED}>"  # noqa: E731
+    return f"""
+module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "{target}", "ttg.threads-per-warp" = 32 : i32}} {{
+  tt.func public @k(%pa: !tt.ptr<{elem}>, %pb: !tt.ptr<{elem}>, %pc: !tt.ptr<{acc}>) {{
+    %a0 = tt.splat %pa : !tt.ptr<{elem}> -> {t(f"{m}x{k}", f"!tt.ptr<{elem}>")}
+    %b0 = tt.splat %pb : !tt.ptr<{elem}> -> {t(f"{k}x{n}", f"!tt.ptr<{elem}>")}
+    %c0 = tt.splat %pc : !tt.ptr<{acc}> -> {t(f"{m}x{n}", f"!tt.ptr<{acc}>")}
+    %a = tt.load %a0 : {t(f"{m}x{k}", f"!tt.ptr<{elem}>")}
+    %b = tt.load %b0 : {t(f"{k}x{n}", f"!tt.ptr<{elem}>")}
+    %z = arith.constant dense<{"0" if acc.startswith("i") else "0.0"}> : {t(f"{m}x{n}", acc)}
+    %d = tt.dot %a, %b, %z, inputPrecision = {precision} : {t(f"{m}x{k}", elem)} * {t(f"{k}x{n}", elem)} -> {t(f"{m}x{n}", acc)}
+    tt.store %c0, %d : {t(f"{m}x{n}", f"!tt.ptr<{acc}>")}
+    tt.return
+  }}
+}}
+"""
+
+
+def the_dot(module):
+    return next(op for op in module.walk() if isinstance(op, tt.DotOp))
+
+
+@pytest.mark.parametrize(
+    "elem,precision,target,acc,k_width",
+    [
+        ("f16", "tf32", "cuda:89", "f32", 2),
+        ("bf16", "ieee", "cuda:80", "f32", 2),  # (precision only matters for fp32)
+        ("f32", "tf32", "cuda:90", "f32", 1),
+        ("f32", "ieee", "cuda:89", "f32", None),
+        ("f32", "tf32x3", "cuda:89", "f32", None),
+        ("f16", "tf32", "cuda:75", "f32", None),  # no mma.sync m16n8k16 before sm_80 here
+        ("f16", "tf32", "cuda:89", "f16", None),  # fp16 accumulator: FMA
+        ("i8", "tf32", "cuda:89", "i32", None),
+    ],
+)
+def test_which_dots_go_to_the_tensor_cores(elem, precision, target, acc, k_width):
+    module, _ = run(dot_module(elem, precision, target, acc), ["accelerate-matmul"], ttgir=True)
+    dot = the_dot(module)
+    a, b, d = (encoding_of(v.type) for v in (dot.a, dot.b, dot.d))
+    if k_width is None:
+        assert isinstance(d, BlockedEncodingAttr)
+        assert a == DotOperandEncodingAttr(0, d) and b == DotOperandEncodingAttr(1, d)
+    else:
+        assert isinstance(d, NvidiaMmaEncodingAttr) and d.warpsPerCTA == [2, 2]
+        assert a == DotOperandEncodingAttr(0, d, k_width)
+        assert b == DotOperandEncodingAttr(1, d, k_width)
+        users = [u.operation.name for u in dot.d.uses]
+        assert users == ["ttg.convert_layout"]  # back to the old layout for the store
+
+
+@pytest.mark.parametrize(
+    "shape,warps,want",
+    [
+        ((64, 64), 4, [2, 2]),
+        ((128, 128), 8, [4, 2]),
+        ((128, 256), 8, [2, 4]),
+        ((16, 128), 4, [1, 4]),
+        ((256, 16), 4, [4, 1]),
+        ((16, 16), 4, [1, 4]),  # more warps than 16x8 tiles: warps replicate along N
+        ((32, 32), 1, [1, 1]),
+    ],
+)
+def test_warps_per_tile_is_upstreams(shape, warps, want):
+    assert warps_per_tile(None, shape, warps) == want
+
+
+def test_operand_converts_become_shared_tiles():
+    passes = ["accelerate-matmul", "remove-layout-conversions", "optimize-dot-operands"]
+    module, _ = run(dot_module(), passes, ttgir=True)
+    dot = the_dot(module)
+    for v in (dot.a, dot.b):
+        load = v.owner
+        assert load.name == "ttg.local_load"
+        alloc = load.operands[0].owner
+        assert alloc.name == "ttg.local_alloc" and alloc.operands  # initialised from the load
+        shared = load.operands[0].type.encoding
+        assert shared.order == [1, 0] and shared.vec == 8  # 16-byte ldmatrix rows
+
+
+def _alloc_offsets(module):
+    return [
+        op.attributes["allocation.offset"].value.data
+        for op in module.walk()
+        if op.name == "ttg.local_alloc"
+    ]
+
+
+def test_buffers_live_until_the_dot_and_sit_above_scratch():
+    passes = ["accelerate-matmul", "remove-layout-conversions", "optimize-dot-operands"]
+    module, _ = run(dot_module(), passes + ["allocate-shared-memory"], ttgir=True)
+    scratch = module.attributes["ttg.shared"].value.data  # the epilogue's convert
+    assert scratch > 0
+    total = allocate_shared_buffers(module)
+    a, b = _alloc_offsets(module)
+    assert a >= scratch and b >= scratch and a != b  # both read by the dot: disjoint
+    assert total == max(a, b) + 64 * 32 * 2
+
+
+PIPELINED = """
+#b = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#s = #ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:89", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%p: !tt.ptr<f16>, %n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c2 = arith.constant 2 : i32
+    %ptrs = tt.splat %p : !tt.ptr<f16> -> tensor<64x32x!tt.ptr<f16>, #b>
+    %buf = ttg.local_alloc : () -> !ttg.memdesc<3x64x32xf16, #s, #smem, mutable>
+    %s0 = ttg.memdesc_index %buf[%c0] : !ttg.memdesc<3x64x32xf16, #s, #smem, mutable> -> !ttg.memdesc<64x32xf16, #s, #smem, mutable>
+    %t0 = ttg.async_copy_global_to_local %ptrs, %s0 : tensor<64x32x!tt.ptr<f16>, #b> -> <64x32xf16, #s, #smem, mutable>
+    %g0 = ttg.async_commit_group tokens %t0
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      %w = ttg.async_wait {num = 1 : i32}
+      %ins = arith.remsi %i, %c2 : i32
+      %sw = ttg.memdesc_index %buf[%ins] : !ttg.memdesc<3x64x32xf16, #s, #smem, mutable> -> !ttg.memdesc<64x32xf16, #s, #smem, mutable>
+      %t = ttg.async_copy_global_to_local %ptrs, %sw : tensor<64x32x!tt.ptr<f16>, #b> -> <64x32xf16, #s, #smem, mutable>
+      %g = ttg.async_commit_group tokens %t
+      %sr = ttg.memdesc_index %buf[%i] : !ttg.memdesc<3x64x32xf16, #s, #smem, mutable> -> !ttg.memdesc<64x32xf16, #s, #smem, mutable>
+      %x = ttg.local_load %sr : !ttg.memdesc<64x32xf16, #s, #smem, mutable> -> tensor<64x32xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
+      %y = ttg.local_load %sr : !ttg.memdesc<64x32xf16, #s, #smem, mutable> -> tensor<64x32xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
+      %u = ttg.async_copy_global_to_local %ptrs, %sw : tensor<64x32x!tt.ptr<f16>, #b> -> <64x32xf16, #s, #smem, mutable>
+      scf.yield
+    }
+    %wz = ttg.async_wait {num = 0 : i32}
+    ttg.local_dealloc %buf : !ttg.memdesc<3x64x32xf16, #s, #smem, mutable>
+    tt.return
+  }
+}
+"""
+
+
+def test_tile_barriers():
+    """Copies right after the wait need no barrier, nor do the reads after them (an async
+    write is synchronised by async_wait); a copy after reads of the same allocation does
+    (WAR)."""
+    module = parse_module(PIPELINED)
+    assert allocate_shared_buffers(module) == 3 * 64 * 32 * 2
+    assert _alloc_offsets(module) == [0]  # freed by local_dealloc, no scratch in its life
+    func = next(op for op in module.walk() if op.name == "tt.func")
+    needs = local_barrier_points(func)
+    flagged = sorted(op.name for op in module.walk() if (id(op), 0) in needs)
+    assert flagged == ["ttg.async_copy_global_to_local"]
+    last_copy = [op for op in module.walk() if op.name == "ttg.async_copy_global_to_local"][-1]
+    assert (id(last_copy), 0) in needs

@@ -1,0 +1,129 @@
+"""The tensor-core dot: `mma.sync` on fragments of the #mma / #ttg.dot_op layouts.
+
+    fp16:  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3};
+    bf16:  mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 ...
+    tf32:  mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3};
+           (each fp32 operand first rounded with cvt.rna.tf32.f32)
+
+One instruction per (16-row block of the warp's M range, 8-column block of its N range,
+K step). Its fragments, by register-part coordinate (lanes and warps are already where
+the instruction wants them, by the layouts' construction, tritium.ir.layouts):
+
+    C / D:  (m, n), (m, n+1), (m+8, n), (m+8, n+1)            (4 x f32)
+    A:      words at (m, k), (m+8, k), (m, k+4w), (m+8, k+4w)   (w = kWidth; a word is
+    B:      words at (k, n), (k+4w, n)                          w consecutive K elements)
+
+where a word is 2 halves packed in a b32 (fp16 / bf16) or one tf32. K steps are the outer
+loop, so consecutive instructions are independent; the accumulator of each (m, n) block
+chains through the K steps in ascending order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
+from xdsl.ir import Operation
+
+from tritium.codegen.lower.context import FunctionLowering, unsupported
+from tritium.codegen.lower.dot import register_index
+from tritium.codegen.lower.types import f32, i32
+from tritium.ir.layouts import LinearLayout
+from tritium.ir.types import element_type, shape_of
+
+_KINDS = {Float16Type: ("f16", 16), BFloat16Type: ("bf16", 16), Float32Type: ("tf32", 8)}
+
+
+def _word(ctx: FunctionLowering, regs: list[ir.Value], first: int, per_word: int, memo) -> ir.Value:
+    """The b32 word holding registers first .. first + per_word - 1 (tf32: rounded)."""
+    key = first
+    if key in memo:
+        return memo[key]
+    b = ctx.builder
+    if per_word == 1:
+        fty = ir.FunctionType(i32, [f32])
+        word = b.asm(fty, "cvt.rna.tf32.f32 $0, $1;", "=r,f", [regs[first]], side_effect=False)
+    else:
+        vec = ir.Constant(ir.VectorType(regs[first].type, per_word), None)
+        for j in range(per_word):
+            vec = b.insert_element(vec, regs[first + j], ir.Constant(i32, j))
+        word = b.bitcast(vec, i32)
+    memo[key] = word
+    return word
+
+
+@dataclass(frozen=True)
+class MmaStep:
+    """One mma.sync: the first register of each A word and B word, the C registers."""
+
+    a: tuple[int, int, int, int]
+    b: tuple[int, int]
+    c: tuple[int, int, int, int]
+
+
+def mma_steps(
+    la: LinearLayout, lb: LinearLayout, lc: LinearLayout, k_total: int, instr_k: int, per_word: int
+) -> list[MmaStep]:
+    """The instructions of one dot, in issue order (K steps outermost)."""
+    ia, ib, ic = register_index(la), register_index(lb), register_index(lc)
+    half = 4 * per_word  # the second K half of a fragment (k + 4 words)
+
+    def reg(index: dict, coord, what: str) -> int:
+        r = index.get(coord)
+        if r is None:
+            raise NotImplementedError(f"mma.sync: no {what} register at {coord}")
+        return r
+
+    blocks = sorted({(m, n) for (m, n) in ic if m % 16 == 0 and n % 8 == 0})
+    steps = []
+    for k0 in range(0, k_total, instr_k):
+        for m, n in blocks:
+            a = tuple(
+                reg(ia, (m + dm, k0 + dk), "A") for dm, dk in ((0, 0), (8, 0), (0, half), (8, half))
+            )
+            b = tuple(reg(ib, (k0 + dk, n), "B") for dk in (0, half))
+            c = tuple(reg(ic, (m + dm, n + dn), "C") for dm, dn in _C)
+            steps.append(MmaStep(a, b, c))
+    return steps
+
+
+def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
+    b = ctx.builder
+    elem = element_type(op.a.type)
+    kind = _KINDS.get(type(elem))
+    if kind is None or not isinstance(element_type(op.d.type), Float32Type):
+        raise unsupported(op, f"mma.sync for {elem} operands with a {op.d.type} accumulator")
+    name, instr_k = kind
+    per_word = 1 if name == "tf32" else 2
+    if len(shape_of(op.d.type)) != 2:
+        raise unsupported(op, "batched (3D) dots are not supported on mma")
+    la, lb, lc = ctx.layout(op.a.type), ctx.layout(op.b.type), ctx.layout(op.d.type)
+    a, bb = ctx.get(op.a), ctx.get(op.b)
+    acc = list(ctx.get(op.c))
+    try:
+        steps = mma_steps(la, lb, lc, shape_of(op.a.type)[1], instr_k, per_word)
+    except NotImplementedError as e:
+        raise unsupported(op, f"{e} (layouts disagree)") from None
+    text = (
+        f"mma.sync.aligned.m16n8k{instr_k}.row.col.f32.{name}.{name}.f32 "
+        "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};"
+    )
+    fty = ir.FunctionType(ir.LiteralStructType([f32] * 4), [i32] * 6 + [f32] * 4)
+    constraint = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3"
+    words_a: dict = {}
+    words_b: dict = {}
+    for st in steps:
+        fa = [_word(ctx, a, r, per_word, words_a) for r in st.a]
+        fb = [_word(ctx, bb, r, per_word, words_b) for r in st.b]
+        res = b.asm(fty, text, constraint, fa + fb + [acc[r] for r in st.c], side_effect=False)
+        for j, r in enumerate(st.c):
+            acc[r] = b.extract_value(res, j)
+    # registers that duplicate another (replicated layouts) take its final value
+    first = register_index(lc)
+    ctx.set(op.d, [acc[first[lc.register_coord(r)]] for r in range(lc.num_registers)])
+
+
+_C = ((0, 0), (0, 1), (8, 0), (8, 1))
+
+__all__ = ["MmaStep", "lower_mma_dot", "mma_steps"]

@@ -1,0 +1,165 @@
+"""`accelerate-matmul`: put `tt.dot` on the tensor cores (mma.sync) where it fits, and give
+the FMA dot its operand layouts otherwise.
+
+    #blocked = #ttg.blocked<{sizePerThread = [4, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+    %d = tt.dot %a, %b, %c : tensor<64x32xf16, #blocked1> * tensor<32x64xf16, #blocked2>
+                             -> tensor<64x64xf32, #blocked>
+  => (sm_80 and newer, fp16 / bf16 operands, or fp32 with inputPrecision = tf32)
+    #mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+    %a1 = ttg.convert_layout %a : ... -> tensor<64x32xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
+    %b1 = ttg.convert_layout %b : ... -> tensor<32x64xf16, #ttg.dot_op<{opIdx = 1, parent = #mma, kWidth = 2}>>
+    %c1 = ttg.convert_layout %c : ... -> tensor<64x64xf32, #mma>
+    %d1 = tt.dot %a1, %b1, %c1 : ... -> tensor<64x64xf32, #mma>
+    %d = ttg.convert_layout %d1 : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #blocked>
+  => (otherwise: fp32 ieee / tf32x3, integers, fp16 accumulators, batched dots, sm < 80)
+    %a1 = ttg.convert_layout %a : ... -> tensor<64x32xf32, #ttg.dot_op<{opIdx = 0, parent = #blocked}>>
+    %b1 = ttg.convert_layout %b : ... -> tensor<32x64xf32, #ttg.dot_op<{opIdx = 1, parent = #blocked}>>
+    %d = tt.dot %a1, %b1, %c : ... -> tensor<64x64xf32, #blocked>
+
+The next remove-layout-conversions moves the loop-carried accumulator (and the epilogue
+up to the store) into #mma, as upstream's second run does; the converts to dot-operand
+layouts go through shared memory (optimize-dot-operands, or the software pipeliner).
+
+warpsPerCTA is upstream's `warpsPerTileV2`: warps double along M while M / 16 per warp is
+at least N / 16 per warp, else along N; a dot whose result feeds another dot
+(attention) puts all warps along the longer of M and N; a batched dot along the batch.
+kWidth is 32 / element bits: 2 for fp16 / bf16 (m16n8k16), 1 for tf32 (m16n8k8).
+"""
+
+from __future__ import annotations
+
+import re
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tritium.ir import tt
+from tritium.ir.ttg import TARGET_ATTR, BlockedEncodingAttr, ConvertLayoutOp, num_warps_of
+from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
+from tritium.ir.types import element_type, encoding_of, shape_of, with_encoding
+from tritium.passes.utils import insert_after, insert_before
+
+
+def compute_capability(module: Operation) -> int:
+    """`ttg.target = "cuda:89"` -> 89 (80 when the module does not say)."""
+    attr = module.attributes.get(TARGET_ATTR)
+    m = re.match(r"cuda:(\d+)", attr.data) if isinstance(attr, StringAttr) else None
+    return int(m.group(1)) if m else 80
+
+
+def mma_k_width(dot: tt.DotOp, capability: int) -> int | None:
+    """kWidth of the mma.sync operands for this dot, or None when it stays on FMA."""
+    if capability < 80:
+        return None
+    a, c = element_type(dot.a.type), element_type(dot.c.type)
+    shape_a, shape_b = shape_of(dot.a.type), shape_of(dot.b.type)
+    if len(shape_a) != 2 or not isinstance(c, Float32Type):
+        return None
+    if isinstance(a, Float16Type | BFloat16Type):
+        k_width, instr_k = 2, 16
+    elif isinstance(a, Float32Type) and dot.input_precision == "tf32":
+        k_width, instr_k = 1, 8
+    else:
+        return None
+    m, k = shape_a
+    n = shape_b[1]
+    if m % 16 or n % 8 or k % instr_k:
+        return None
+    return k_width
+
+
+def _feeds_another_dot(dot: tt.DotOp) -> bool:
+    """Whether the dot's result reaches another tt.dot in the same region."""
+    seen: set[int] = set()
+    todo: list[SSAValue] = [dot.d]
+    while todo:
+        v = todo.pop()
+        for use in v.uses:
+            user = use.operation
+            if id(user) in seen or user.parent_region() is not dot.parent_region():
+                continue
+            seen.add(id(user))
+            if isinstance(user, tt.DotOp) and user is not dot:
+                return True
+            todo += list(user.results)
+    return False
+
+
+def warps_per_tile(dot: tt.DotOp | None, shape: tuple[int, ...], num_warps: int) -> list[int]:
+    """upstream's `warpsPerTileV2` (see the module docstring; `dot` None: not chained)."""
+    if len(shape) == 3:
+        return [num_warps, 1, 1]
+    if dot is not None and _feeds_another_dot(dot):
+        return [num_warps, 1] if shape[0] >= shape[1] else [1, num_warps]
+    ret = [1, 1]
+    per_warp = (16, 8)
+    while ret[0] * ret[1] < num_warps:
+        if shape[0] // per_warp[0] // ret[0] >= shape[1] // (per_warp[1] * 2) // ret[1]:
+            if ret[0] < shape[0] // per_warp[0]:
+                ret[0] *= 2
+            else:
+                ret[1] *= 2
+        else:
+            ret[1] *= 2
+    return ret
+
+
+def _convert(before: Operation, v: SSAValue, layout: Attribute) -> SSAValue:
+    if encoding_of(v.type) == layout:
+        return v
+    return insert_before(before, ConvertLayoutOp(v, with_encoding(v.type, layout))).result
+
+
+def _to_mma(dot: tt.DotOp, k_width: int, num_warps: int) -> None:
+    shape = shape_of(dot.d.type)
+    mma = NvidiaMmaEncodingAttr(warps_per_tile(dot, shape, num_warps))
+    a = _convert(dot, dot.a, DotOperandEncodingAttr(0, mma, k_width))
+    b = _convert(dot, dot.b, DotOperandEncodingAttr(1, mma, k_width))
+    c = _convert(dot, dot.c, mma)
+    new = tt.DotOp(a, b, c, dot.input_precision)
+    if dot.maxNumImpreciseAcc is not None:
+        new.properties["maxNumImpreciseAcc"] = dot.maxNumImpreciseAcc
+    insert_before(dot, new)
+    back = insert_after(new, ConvertLayoutOp(new.d, dot.d.type))
+    dot.d.replace_all_uses_with(back.result)
+    dot.detach()
+    dot.erase()
+
+
+def _to_fma(dot: tt.DotOp) -> None:
+    parent = encoding_of(dot.d.type)
+    if not isinstance(parent, BlockedEncodingAttr):
+        return
+    for i, v in enumerate((dot.a, dot.b)):
+        dot.operands[i] = _convert(dot, v, DotOperandEncodingAttr(i, parent))
+
+
+def accelerate_matmul(module: ModuleOp) -> None:
+    capability = compute_capability(module)
+    num_warps = num_warps_of(module)
+    for dot in [op for op in module.walk() if isinstance(op, tt.DotOp)]:
+        if not isinstance(encoding_of(dot.d.type), BlockedEncodingAttr):
+            continue  # already on mma (upstream TTGIR) or not TTGIR
+        k_width = mma_k_width(dot, capability)
+        if k_width is not None:
+            _to_mma(dot, k_width, num_warps)
+        else:
+            _to_fma(dot)
+
+
+class AccelerateMatmulPass(ModulePass):
+    name = "accelerate-matmul"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        accelerate_matmul(op)
+
+
+__all__ = ["AccelerateMatmulPass", "accelerate_matmul", "mma_k_width", "warps_per_tile"]
