@@ -17,6 +17,7 @@ import importlib.util
 import os
 import pathlib
 import sys
+import traceback
 
 EXT_STAGE = {
     ".ttir": "ttir",
@@ -30,7 +31,27 @@ EXT_STAGE = {
 
 
 class UsageError(Exception):
-    pass
+    """A mistake on the command line (exit status 2)."""
+
+
+class LoadError(Exception):
+    """The kernel's .py file could not be imported (exit status 1)."""
+
+
+def _import_error(path: pathlib.Path, e: BaseException) -> LoadError:
+    """`FILE:LINE: error: ...` for an exception raised while importing `path`, naming the
+    deepest line of the user's own files (not tritium's or importlib's)."""
+    if isinstance(e, SyntaxError):
+        where = f"{e.filename}:{e.lineno}:{e.offset or 1}" if e.lineno else str(path)
+        return LoadError(f"{where}: error: {e.msg} (while importing {path})")
+    here = pathlib.Path(__file__).resolve().parent
+    where = str(path)
+    for frame in traceback.extract_tb(e.__traceback__):
+        f = pathlib.Path(frame.filename)
+        if f.is_file() and here not in f.resolve().parents and "importlib" not in frame.filename:
+            where = f"{frame.filename}:{frame.lineno}"
+    what = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    return LoadError(f"{where}: error: importing {path} failed: {what}")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -135,7 +156,10 @@ def _load_kernel(source: str):
     sys.path.insert(0, str(path.resolve().parent.parent))
     spec = importlib.util.spec_from_file_location(f"_tritium_user_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as e:
+        raise _import_error(path, e) from e
     kernels = {
         k: v
         for k, v in vars(module).items()
@@ -147,6 +171,8 @@ def _load_kernel(source: str):
                 f"{path} has no @tritium.jit function named '{kernel}'; it has: {', '.join(sorted(kernels)) or 'none'}"
             )
         return kernels[kernel]
+    if not kernels:
+        raise UsageError(f"{path} defines no @tritium.jit function")
     if len(kernels) != 1:
         raise UsageError(
             f"{path} defines {len(kernels)} @tritium.jit functions ({', '.join(sorted(kernels))}); name one with {path}:KERNEL"
@@ -234,7 +260,7 @@ def main(argv=None) -> int:
             raise
         print(f"tritium: error: {e}", file=sys.stderr)
         return 2
-    except CompilationError as e:
+    except (CompilationError, LoadError) as e:
         if show_tb:
             raise
         print(str(e), file=sys.stderr)
@@ -243,6 +269,20 @@ def main(argv=None) -> int:
         if show_tb:
             raise
         print(f"tritium: error: {e}", file=sys.stderr)
+        return 1
+    except NotImplementedError as e:
+        if show_tb:
+            raise
+        print(f"tritium: error: not supported yet: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # a bug in tritium: say so, without a traceback
+        if show_tb:
+            raise
+        print(
+            f"tritium: internal error: {type(e).__name__}: {e}\n"
+            "This is a bug in tritium; rerun with --traceback to see where it happened.",
+            file=sys.stderr,
+        )
         return 1
 
 

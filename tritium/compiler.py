@@ -15,11 +15,15 @@ import pathlib
 import time
 from dataclasses import dataclass, field
 
-from tritium.errors import ArgumentError, CompilationError
+from tritium.errors import ArgumentError, CompilationError, TritiumError
 from tritium.ir.printer import print_ir
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
 STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin", "sass")
+
+
+class RegisterSpillWarning(UserWarning):
+    """ptxas had to spill registers to local memory: the kernel will run slowly."""
 
 
 def target_arch(device_arch: str | None) -> str | None:
@@ -89,11 +93,16 @@ class CompiledKernel:
         if self.interpret:
             from tritium.runtime.host_arrays import as_host_array
             from tritium.runtime.interpreter import interpret
+            from tritium.runtime.launcher import check_grid
 
-            module = self.module
+            module, name = self.module, self.name
 
             def run_interpreted(grid, vals, stream):
-                interpret(module, grid, [as_host_array(vals[i]) for i in indices])
+                try:
+                    check_grid(grid, name)  # the GPU's limits, before looping over programs
+                    interpret(module, grid, [as_host_array(vals[i]) for i in indices])
+                except TritiumError as e:
+                    raise _user_error(e) from None
 
             return run_interpreted
         from tritium.runtime.launcher import Launcher
@@ -103,12 +112,18 @@ class CompiledKernel:
             n = len(indices)
 
             def run_direct(grid, vals, stream):
-                launcher(grid, vals[:n] if len(vals) != n else vals, stream)
+                try:
+                    launcher(grid, vals[:n] if len(vals) != n else vals, stream)
+                except TritiumError as e:
+                    raise _user_error(e) from None
 
             return run_direct
 
         def run_gpu(grid, vals, stream):
-            launcher(grid, [vals[i] for i in indices], stream)
+            try:
+                launcher(grid, [vals[i] for i in indices], stream)
+            except TritiumError as e:
+                raise _user_error(e) from None
 
         return run_gpu
 
@@ -117,6 +132,14 @@ class CompiledKernel:
         runner = self.make_runner(list(range(len(self.runtime_params))))
         grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
         return lambda *args, stream=None: runner(grid, list(args), stream)
+
+
+def _user_error(e: TritiumError) -> TritiumError:
+    """`e` without the frames inside tritium (all of them with TRITIUM_DEBUG=1): a user
+    sees their own call and the message, which names their kernel's FILE:LINE."""
+    if os.environ.get("TRITIUM_DEBUG", "0") not in ("", "0"):
+        return e
+    return e.with_traceback(None)
 
 
 def _timed(timings: dict | None, name: str):
@@ -149,7 +172,7 @@ def lower(
     """TTIR module -> asm dict with ttgir, llir, ptx (and cubin / sass when the tools exist)."""
     from tritium.codegen import lower_to_llvm
     from tritium.codegen.ptx import llir_to_ptx
-    from tritium.codegen.tools import disassemble, ptxas
+    from tritium.codegen.tools import _run_ptxas, disassemble
     from tritium.passes.pipeline import run_ttgir_passes
 
     asm: dict = {}
@@ -170,7 +193,10 @@ def lower(
     if stop == "ptx":
         return asm
     with _timed(timings, "ptxas"):
-        cubin = ptxas(asm["ptx"], options.arch)
+        res = _run_ptxas(asm["ptx"], options.arch, ["-v"])  # -v: registers and spills
+    cubin = None if res is None else res[0]
+    if res is not None and "_meta" in asm:
+        asm["_meta"] = {**asm["_meta"], **_ptxas_usage(res[1])}
     if cubin is not None:
         asm["cubin"] = cubin
         if stop == "sass":
@@ -182,8 +208,69 @@ def lower(
     return asm
 
 
-def _finish(name, asm, module, runtime, options, interpret) -> CompiledKernel:
+def _ptxas_usage(log: str) -> dict:
+    """Registers and spill bytes from `ptxas -v`'s report."""
+    import re
+
+    def grab(pattern: str) -> int:
+        m = re.search(pattern, log)
+        return int(m.group(1)) if m else 0
+
+    return {
+        "registers": grab(r"Used (\d+) registers"),
+        "spill_stores": grab(r"(\d+) bytes spill stores"),
+        "spill_loads": grab(r"(\d+) bytes spill loads"),
+    }
+
+
+def warn_spills(fn, metadata: dict) -> None:
+    """A RegisterSpillWarning, located at the kernel's `def`, if ptxas spilled."""
+    stores, loads = metadata.get("spill_stores", 0), metadata.get("spill_loads", 0)
+    if not (stores or loads):
+        return
+    import warnings
+
+    name = metadata.get("name", "?")
+    msg = (
+        f"kernel '{name}' spills registers to local memory ({stores} bytes spill stores, "
+        f"{loads} bytes spill loads; {metadata.get('registers', '?')} registers per thread at "
+        f"num_warps={metadata.get('num_warps', '?')}, {metadata.get('arch', '?')}): it will be "
+        "slow; use smaller blocks or more warps"
+    )
+    file, line = getattr(fn, "file", None), None
+    try:
+        line = fn.def_line if file else None
+    except Exception:  # source not readable: fall back to a plain warning
+        file = None
+    if file and line:
+        warnings.warn_explicit(msg, RegisterSpillWarning, file, line)
+    else:
+        warnings.warn(msg, RegisterSpillWarning, stacklevel=3)
+
+
+def param_divisibility(module) -> dict:
+    """{parameter name: tt.divisibility} for the public kernel's arguments that have one."""
+    from xdsl.dialects.builtin import IntegerAttr
+
+    from tritium.ir import tt
+
+    out = {}
+    for op in module.walk():
+        if isinstance(op, tt.FuncOp) and op.sym_visibility and op.sym_visibility.data == "public":
+            for i, arg in enumerate(op.body.blocks.first.args):
+                attr = op.arg_attr(i, "tt.divisibility")
+                if isinstance(attr, IntegerAttr):
+                    out[arg.name_hint or f"arg{i}"] = attr.value.data
+    return out
+
+
+def _finish(name, asm, module, runtime, options, interpret, divisibility=None) -> CompiledKernel:
     meta = dict(asm.pop("_meta", {}))
+    if divisibility and "params" in meta:  # the launcher checks pointers against these
+        meta["params"] = [
+            {**p, "divisibility": divisibility[p["name"]]} if p["name"] in divisibility else p
+            for p in meta["params"]
+        ]
     meta.setdefault("name", name)
     meta.setdefault("num_warps", options.num_warps)
     meta.setdefault("threads_per_warp", options.threads_per_warp)
@@ -206,6 +293,13 @@ def _finish(name, asm, module, runtime, options, interpret) -> CompiledKernel:
 
 def compile_jit(fn, spec, opts: dict, interpret: bool = False) -> CompiledKernel:
     """Compile a JITFunction for the specialisation `spec` (used by launches)."""
+    try:
+        return _compile_jit(fn, spec, opts, interpret)
+    except TritiumError as e:
+        raise _user_error(e) from None
+
+
+def _compile_jit(fn, spec, opts: dict, interpret: bool) -> CompiledKernel:
     debug = opts.get("debug", fn.debug)
     arch = opts.get("arch")
     if arch is None and not interpret:
@@ -230,14 +324,17 @@ def compile_jit(fn, spec, opts: dict, interpret: bool = False) -> CompiledKernel
     key = cache.kernel_key(fn, spec, options)
     hit = None if dumper.dir else cache.load_kernel(key)
     if hit is not None:
+        warn_spills(fn, hit["metadata"])
         return CompiledKernel(
             name=fn.__name__, asm=hit["asm"], metadata=hit["metadata"], runtime_params=runtime
         )
     module, _ = make_ttir(fn, spec, options, dumper, None)
     asm = {"ttir": print_ir(module, locations=True)}
+    divisibility = param_divisibility(module)
     asm.update(lower(module, options, dumper, None))
-    kernel = _finish(fn.__name__, asm, None, runtime, options, False)
+    kernel = _finish(fn.__name__, asm, None, runtime, options, False, divisibility)
     cache.store_kernel(key, kernel.asm, kernel.metadata)
+    warn_spills(fn, kernel.metadata)
     return kernel
 
 
@@ -280,9 +377,27 @@ def compile(
             f"tritium.compile needs a @tritium.jit function or a .ttir file, got {fn!r}"
         )
     asm = {"ttir": print_ir(module, locations=True)}
+    divisibility = param_divisibility(module)
     if stop != "ttir":
         asm.update(lower(module, options, dumper, timings, stop))
-    return _finish(name, asm, None, runtime, options, False)
+    kernel = _finish(name, asm, None, runtime, options, False, divisibility)
+    warn_spills(fn, kernel.metadata)
+    return kernel
+
+
+def _ir_parse_error(text: str) -> CompilationError:
+    """xDSL's "FILE:LINE:COL / source / carets / message" as `FILE:LINE:COL: error: message`."""
+    import re
+
+    from tritium.errors import SourceLoc
+
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    m = re.fullmatch(r"(.+):(\d+):(\d+)", lines[0].strip()) if lines else None
+    if m is None or len(lines) < 2:
+        return CompilationError(text.strip())
+    message = " ".join(ln.strip() for ln in lines[1:] if not set(ln.strip()) <= {"^"})
+    message = message.removeprefix(lines[1].strip()).strip() if len(lines) > 2 else message
+    return CompilationError(message, SourceLoc(m.group(1), int(m.group(2)), int(m.group(3))))
 
 
 def _load_ttir_file(path: pathlib.Path, dumper: Dumper):
@@ -297,7 +412,7 @@ def _load_ttir_file(path: pathlib.Path, dumper: Dumper):
     try:
         module = parse_module(text, str(path))
     except IRParseError as e:
-        raise CompilationError(str(e)) from None
+        raise _ir_parse_error(str(e)) from None
     funcs = [
         op
         for op in module.walk()

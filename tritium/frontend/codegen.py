@@ -86,6 +86,12 @@ _BINOPS = {
     ast.MatMult: (None, None),
 }
 
+_OP_SYMBOLS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+    ast.Pow: "**", ast.MatMult: "@",
+}  # fmt: skip
+
 _CMPOPS = {
     ast.Lt: ("less_than", operator.lt),
     ast.LtE: ("less_equal", operator.le),
@@ -271,6 +277,15 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         try:
             v = getattr(obj, attr)
         except AttributeError:
+            if isinstance(obj, (int, float, bool)) and attr in TENSOR_METHODS:
+                src = ast.unparse(node.value)
+                fix = f"tl.cast({src}, dtype)" if attr == "to" else f"tl.{attr}({src}, ...)"
+                raise self.error(
+                    f"`{src}` is the compile-time constant {obj!r} here, not a tensor, so it has "
+                    f"no `.{attr}`; write {fix} instead (note that an integer argument equal "
+                    "to 1 is specialised to the constant 1)",
+                    node,
+                ) from None
             raise self.error(
                 f"`{getattr(obj, '__name__', obj)}` has no attribute `{attr}`", node
             ) from None
@@ -335,7 +350,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                 return _wrap_const(pyop(a, b))
             except Exception as e:
                 raise self.error(
-                    f"cannot compute {a!r} {ast.unparse(node.op) if hasattr(ast, 'unparse') else ''} {b!r}: {e}",
+                    f"cannot compute {a!r} {_OP_SYMBOLS.get(op_type, '?')} {b!r}: {e}",
                     node,
                 ) from None
         if name is None:

@@ -32,6 +32,17 @@ def _is_number(v) -> bool:
     )
 
 
+def _number_fits(value, dt) -> bool:
+    """Whether a number can join a tensor of `dt` (the other branch, or the loop's initial
+    value) unchanged: as for a literal operand, it must not be of a higher kind (a float
+    does not become an int tensor) and an integer must be in range."""
+    if dt.is_ptr() or literal_dtype(value).kind() > dt.kind():
+        return False
+    if dt.is_int():
+        return dt.get_int_min_value() <= int(value) <= dt.get_int_max_value()
+    return True
+
+
 def _type_str(v) -> str:
     if isinstance(v, tensor):
         return str(v.type)
@@ -183,6 +194,13 @@ class ControlFlowMixin:
                 node,
             )
         ref = a if isinstance(a, tensor) else b if isinstance(b, tensor) else None
+        if ref is not None and not all(
+            isinstance(v, tensor) or _number_fits(v.value, ref.dtype) for v in (a, b)
+        ):
+            raise self.error(
+                f"`{name}` has type {_type_str(a)} in the then-branch but {_type_str(b)} in the else-branch",
+                node,
+            )
         out = []
         for v, blk in zip((a, b), blocks):
             if isinstance(v, tensor):
@@ -313,7 +331,7 @@ class ControlFlowMixin:
         out = []
         for n, init in zip(names, inits):
             v = self.scope.get(n)
-            if _is_number(v):
+            if _is_number(v) and _number_fits(v.value, init.dtype):
                 v = self.s.full(init.shape, v.value, init.dtype)
             if not isinstance(v, tensor) or v.type != init.type:
                 raise self.error(

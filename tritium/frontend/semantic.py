@@ -152,10 +152,12 @@ class Semantic:
         rhs_lit = isinstance(rhs, numbers.Number)
         lhs_t = lhs if not lhs_lit else None
         rhs_t = rhs if not rhs_lit else None
-        if not lhs_lit and not isinstance(lhs, tensor):
-            raise SemanticError(f"unsupported operand {lhs!r}")
-        if not rhs_lit and not isinstance(rhs, tensor):
-            raise SemanticError(f"unsupported operand {rhs!r}")
+        for v, lit in ((lhs, lhs_lit), (rhs, rhs_lit)):
+            if not lit and not isinstance(v, tensor):
+                raise SemanticError(
+                    f"unsupported operand {v!r} of type {type(v).__name__}: kernel arithmetic "
+                    "takes tensors and numbers"
+                )
         lty = lhs_t.dtype if lhs_t is not None else literal_dtype(lhs)
         rty = rhs_t.dtype if rhs_t is not None else literal_dtype(rhs)
         self._check_ptr(lty, rty, allow_lhs_ptr)

@@ -51,7 +51,7 @@ from tritium.errors import ArgumentError, LaunchError
 from tritium.runtime import driver
 from tritium.runtime.arrays import DeviceArray
 
-__all__ = ["Launcher", "Param", "SCALAR_TYPES", "dtype_to_triton"]
+__all__ = ["Launcher", "MAX_GRID", "Param", "SCALAR_TYPES", "check_grid", "dtype_to_triton"]
 
 # Triton scalar type -> (struct code, min, max); floats have None bounds.
 SCALAR_TYPES: dict[str, tuple[str, Any, Any]] = {
@@ -230,12 +230,15 @@ class _Staging:
 
 
 class Param:
-    """One kernel parameter: its name, Triton type, and whether it is a pointer."""
+    """One kernel parameter: its name, Triton type, whether it is a pointer, and the
+    divisibility the kernel was compiled to assume (16 for a `*fp32:16` pointer: its
+    address is a multiple of 16 bytes)."""
 
-    __slots__ = ("name", "type", "is_pointer", "pointee", "code")
+    __slots__ = ("name", "type", "is_pointer", "pointee", "code", "divisibility")
 
-    def __init__(self, name: str, type: str):
+    def __init__(self, name: str, type: str, divisibility: int | None = None):
         self.name, self.type = name, type
+        self.divisibility = int(divisibility) if divisibility else None
         self.is_pointer = type.startswith("*")
         if self.is_pointer:
             self.pointee = type[1:]
@@ -258,7 +261,9 @@ class Launcher:
     def __init__(self, asm: dict, metadata: dict, debug: bool | None = None):
         self.name: str = metadata["name"]
         self.image: str | bytes = asm["cubin"] if asm.get("cubin") else asm["ptx"]
-        self.params = [Param(p["name"], p["type"]) for p in metadata["params"]]
+        self.params = [
+            Param(p["name"], p["type"], p.get("divisibility")) for p in metadata["params"]
+        ]
         self.num_warps = int(metadata.get("num_warps", 4))
         self.block = (self.num_warps * int(metadata.get("threads_per_warp", 32)), 1, 1)
         self._block_x = self.block[0]
@@ -314,6 +319,8 @@ class Launcher:
         lock = self._lock
         lock.acquire()  # (a `with` block costs twice as much)
         try:
+            if gx > 0x7FFFFFFF or gy > 0xFFFF or gz > 0xFFFF:  # _submit says which
+                raise OverflowError
             self._pack_into(self._data, 0, *vals)
             (err,) = self._launch(
                 self._function, gx, gy, gz, self._block_x, 1, 1, self.shared,
@@ -331,10 +338,7 @@ class Launcher:
 
     def _submit(self, grid: Sequence[int], vals: list, stream: Any, args: Sequence) -> None:
         """Pack `vals` (pointers as addresses, bf16 as bits) into the parameter slots; launch."""
-        try:
-            gx, gy, gz = grid
-        except (TypeError, ValueError):
-            gx, gy, gz = grid = _normalize_grid(grid)
+        gx, gy, gz = grid = check_grid(grid, self.name)
         hstream = self._stream0 if stream is None else driver.stream(stream)
         with self._lock:
             try:
@@ -486,6 +490,15 @@ class Launcher:
                 f"{what} is an array of {dtype} ({elem or 'no Triton type'}), but the kernel was "
                 f"compiled for {p.type}"
             )
+        if p.divisibility:
+            addr = a.ctypes.data if isinstance(a, np.ndarray) else _POINTER_GETTERS[type(a)](a)
+            if addr % p.divisibility:  # numpy copies keep the host address mod 256
+                return (
+                    f"{what} starts at address {addr:#x}, which is not a multiple of "
+                    f"{p.divisibility} bytes, but the kernel was compiled assuming it is "
+                    f"('{p.type}:{p.divisibility}', so it may use vector loads); pass an aligned "
+                    f"array, or compile without ':{p.divisibility}' for this parameter"
+                )
         if not isinstance(a, np.ndarray) and driver.gpu_available():
             ptr = _POINTER_GETTERS[type(a)](a)
             if ptr and driver.pointer_memory_type(ptr) is None:
@@ -531,11 +544,30 @@ class Launcher:
         )
 
 
+MAX_GRID = (2**31 - 1, 65535, 65535)  # CUDA's limits on gridDim.x, .y, .z
+
+
+def check_grid(grid: Any, kernel: str) -> tuple[int, int, int]:
+    """`grid` as 3 ints within CUDA's limits (x < 2**31, y and z < 65536), else an
+    ArgumentError saying which dimension is wrong. A 0 launches nothing (as upstream)."""
+    g = _normalize_grid(grid)
+    for axis, v, limit in zip("xyz", g, MAX_GRID):
+        if v < 0:
+            raise ArgumentError(f"kernel '{kernel}': grid {axis} = {v} is negative (grid {grid!r})")
+        if v > limit:
+            raise ArgumentError(
+                f"kernel '{kernel}': grid {axis} = {v} exceeds CUDA's limit of {limit} "
+                f"(grid {grid!r}; x may reach 2**31 - 1, y and z 65535); launch fewer, larger "
+                "programs, or loop inside the kernel"
+            )
+    return g
+
+
 def _normalize_grid(grid: Any) -> tuple[int, int, int]:
     if isinstance(grid, int | np.integer):
         return int(grid), 1, 1
     try:
-        g = tuple(int(x) for x in grid)
+        g = tuple(operator.index(x) for x in grid)
     except TypeError:
         raise ArgumentError(f"a launch grid must be a tuple of 1 to 3 ints, got {grid!r}") from None
     if not 1 <= len(g) <= 3:

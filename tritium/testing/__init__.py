@@ -1,0 +1,1 @@
+"""Testing helpers shipped with tritium: the random kernel generator (`tritium.testing.fuzz`)."""

@@ -1,0 +1,428 @@
+"""The random kernels' program form: expressions, statements, Triton's typing rules, source.
+
+A `Program` is a small kernel over one 2-D tile per program id (R rows x C columns):
+
+    @tritium.jit
+    def fuzz_kernel(in0_ptr, out0_ptr, n_rows, n_cols, s0, R: tl.constexpr, C: tl.constexpr):
+        pid = tl.program_id(0)
+        rows = pid * R + tl.arange(0, R)
+        cols = tl.arange(0, C)
+        rmask = rows < n_rows
+        cmask = cols < n_cols
+        mask = rmask[:, None] & cmask[None, :]
+        in0 = tl.load(in0_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.5)
+        v0 = in0 * s0
+        for i in range(0, 3):
+            v0 = v0 + (i * in0).to(tl.float32)
+        tl.store(out0_ptr + rows[:, None] * n_cols + cols[None, :], v0, mask=mask)
+
+Every value has a dtype (i1, i32, i64, fp16, fp32) and dims: () for a scalar, ("R",) for
+a column of the tile, ("C",) for a row, ("R", "C") for the tile. A 1-D value used with a
+2-D one is written `x[:, None]` / `x[None, :]`, so broadcasting is always explicit.
+
+`typeof` is Triton's typing (upstream `semantic.py`'s rules, restated): a Python literal
+does not widen a tensor of the same kind; fp32 beats fp16 beats integers; `/` and `%` of
+fp16 compute in fp32; integers promote to the wider type; comparisons give i1; `tl.sum`
+of i1 gives i32; `tl.max` / `tl.min` of fp16 give fp32 (upstream widens them first). The
+generator (`fuzz.py`) and the numpy model (`fuzz_model.py`) both use it; the kernel's
+source is made by `render`. Statements are assignments, `for` loops over `range`
+(carrying accumulators) and `if` on a runtime scalar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DIMS_ORDER = ("R", "C")
+UNSIGNED = ("i1",)  # as upstream: int1 is unsigned
+KIND = {"i1": 0, "i32": 1, "i64": 1, "fp16": 2, "fp32": 2}
+INTS = ("i1", "i32", "i64")
+FLOATS = ("fp16", "fp32")
+BITS = {"i1": 1, "i32": 32, "i64": 64, "fp16": 16, "fp32": 32}
+TL_DTYPE = {"i32": "tl.int32", "i64": "tl.int64", "fp16": "tl.float16", "fp32": "tl.float32"}
+NP_DTYPE = {"i1": "bool", "i32": "int32", "i64": "int64", "fp16": "float16", "fp32": "float32"}
+
+ARITH = ("+", "-", "*")
+DIVMOD = ("/", "//", "%")
+BITWISE = ("&", "|", "^", "<<", ">>")
+MINMAX = ("min", "max")
+COMPARE = ("<", "<=", ">", ">=", "==", "!=")
+
+
+# ------------------------------------------------------------------ expressions
+
+
+@dataclass(frozen=True)
+class Name:
+    id: str
+
+
+@dataclass(frozen=True)
+class Lit:
+    value: int | float
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # ARITH, DIVMOD, BITWISE or MINMAX
+    a: object
+    b: object
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str
+    a: object
+    b: object
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # "neg", "abs", "exp", "sqrt" (of a value known to be >= 0)
+    a: object
+
+
+@dataclass(frozen=True)
+class Cast:
+    a: object
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Where:
+    c: object
+    a: object
+    b: object
+
+
+@dataclass(frozen=True)
+class Reduce:
+    op: str  # "sum", "max", "min"
+    a: object
+    axis: int
+
+
+@dataclass(frozen=True)
+class Zeros:
+    dtype: str
+    dims: tuple
+
+
+# ------------------------------------------------------------------ statements and programs
+
+
+@dataclass(frozen=True)
+class Assign:
+    name: str
+    expr: object
+
+
+@dataclass(frozen=True)
+class Loop:
+    """`for var in range(start, stop, step):` body; names the body reassigns are carried."""
+
+    var: str
+    start: int
+    stop: object  # Lit or Name of an integer scalar argument
+    step: int
+    body: tuple
+
+
+@dataclass(frozen=True)
+class If:
+    """`if cond:` then `else:` orelse, on a runtime scalar; names either branch reassigns
+    keep their type (Triton yields them from the `scf.if`)."""
+
+    cond: object
+    then: tuple
+    orelse: tuple
+
+
+@dataclass(frozen=True)
+class Input:
+    """A kernel input loaded at the top: a tile, a row ("C",), a column ("R",) or a scalar."""
+
+    name: str
+    dtype: str
+    dims: tuple
+    lo: float
+    hi: float
+    other: int | float  # the load's `other` for masked-out lanes
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A scalar kernel argument (an int becomes i32 / i64, or the constexpr 1; a float fp32)."""
+
+    name: str
+    value: int | float
+
+
+@dataclass(frozen=True)
+class Output:
+    name: str  # the variable stored
+    dtype: str  # the output buffer's element type (a store casts to it)
+
+
+@dataclass
+class Program:
+    R: int
+    C: int
+    grid: int
+    n_rows: int
+    n_cols: int
+    inputs: list[Input]
+    scalars: list[Scalar]
+    body: list
+    outputs: list[Output]
+    seed: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def source(self) -> str:
+        return render(self)
+
+
+# ------------------------------------------------------------------ typing
+
+
+@dataclass(frozen=True)
+class Ty:
+    dtype: str
+    dims: tuple
+    weak: bool = False  # a Python literal (or a constexpr): does not widen same-kind tensors
+
+
+def literal_dtype(v) -> str:
+    if isinstance(v, bool):
+        return "i1"
+    if isinstance(v, int):
+        return "i32" if -(2**31) <= v < 2**31 else "i64"
+    return "fp32"
+
+
+def union_dims(*dims: tuple) -> tuple:
+    present = set().union(*dims)
+    return tuple(d for d in DIMS_ORDER if d in present)
+
+
+def integer_promote(a: str, b: str) -> str:
+    return a if BITS[a] >= BITS[b] else b
+
+
+def computation_type(a: Ty, b: Ty, div_or_mod: bool) -> str:
+    """The type both operands are cast to (Triton's `computation_type_impl`)."""
+    if a.weak != b.weak:
+        lit, ten = (a, b) if a.weak else (b, a)
+        if KIND[lit.dtype] <= KIND[ten.dtype]:
+            if div_or_mod and ten.dtype == "fp16":
+                return "fp32"
+            return ten.dtype
+    if "fp32" in (a.dtype, b.dtype):
+        return "fp32"
+    if "fp16" in (a.dtype, b.dtype):
+        return "fp32" if div_or_mod else "fp16"
+    if div_or_mod and (a.dtype == "i1") != (b.dtype == "i1"):  # i1 is unsigned
+        raise TypeRuleError(f"/, // or % of {a.dtype} and {b.dtype}: different signedness")
+    return integer_promote(a.dtype, b.dtype)
+
+
+class TypeRuleError(Exception):
+    """The expression would not compile (the generator avoids these)."""
+
+
+def typeof(e, env: dict) -> Ty:
+    """The type of expression `e`; `env` maps names to their Ty."""
+    if isinstance(e, Name):
+        return env[e.id]
+    if isinstance(e, Lit):
+        return Ty(literal_dtype(e.value), (), True)
+    if isinstance(e, Zeros):
+        return Ty(e.dtype, e.dims)
+    if isinstance(e, Cast):
+        return Ty(e.dtype, typeof(e.a, env).dims)  # tl.cast makes a tensor even of a constant
+    if isinstance(e, Unary):
+        t = typeof(e.a, env)
+        if e.op in ("exp", "sqrt") and t.dtype not in FLOATS:
+            raise TypeRuleError(f"tl.{e.op} of {t.dtype}")
+        return Ty(t.dtype, t.dims, t.weak and e.op == "neg")  # -constant stays a constant
+    if isinstance(e, Reduce):
+        t = typeof(e.a, env)
+        if not t.dims:
+            raise TypeRuleError("reduce of a scalar")
+        dims = t.dims[: e.axis] + t.dims[e.axis + 1 :]
+        dt = t.dtype
+        if e.op == "sum" and dt == "i1":
+            dt = "i32"  # sums of narrow ints are int32; fp16 sums stay fp16
+        elif e.op != "sum" and BITS[dt] < 32:
+            dt = "fp32" if dt in FLOATS else "i32"  # tl.max / tl.min widen to 32 bits first
+        return Ty(dt, dims)
+    if isinstance(e, Where):
+        tc, ta, tb = typeof(e.c, env), typeof(e.a, env), typeof(e.b, env)
+        dt = computation_type(ta, tb, False)
+        return Ty(dt, union_dims(tc.dims, ta.dims, tb.dims))
+    if isinstance(e, BinOp | Compare):
+        ta, tb = typeof(e.a, env), typeof(e.b, env)
+        dims = union_dims(ta.dims, tb.dims)
+        div = e.op in DIVMOD
+        ct = computation_type(ta, tb, div)
+        weak = ta.weak and tb.weak and e.op not in MINMAX  # Python folds constant operands
+        if isinstance(e, Compare):
+            return Ty("i1", dims, weak)
+        if e.op in ("//",) + BITWISE and ct not in INTS:
+            raise TypeRuleError(f"{e.op} of {ct}")
+        if e.op == "/" and ct in INTS:
+            ct = "fp32"
+        return Ty(ct, dims, weak)
+    raise TypeError(f"not an expression: {e!r}")
+
+
+# ------------------------------------------------------------------ source
+
+
+def _atomic(e) -> bool:
+    """Whether `e`'s source needs no parentheses as an operand."""
+    if isinstance(e, Lit):
+        return e.value >= 0
+    if isinstance(e, Unary):
+        return e.op != "neg"
+    if isinstance(e, BinOp):
+        return e.op in MINMAX
+    return not isinstance(e, Compare)
+
+
+def render_expr(e, env: dict, target: tuple | None = None, operand: bool = False) -> str:
+    """Source of `e`; a 1-D value inside a 2-D operation (`target`) is expanded with
+    `[:, None]` / `[None, :]`; `operand` parenthesizes what an operator would split."""
+    t = typeof(e, env)
+    text = _render(e, env, t)
+    expand = target is not None and len(target) == 2 and len(t.dims) == 1
+    if (expand or operand) and not _atomic(e):
+        text = f"({text})"
+    if expand:
+        text += "[:, None]" if t.dims == ("R",) else "[None, :]"
+    return text
+
+
+def _render(e, env: dict, t: Ty) -> str:
+    if isinstance(e, Name):
+        return e.id
+    if isinstance(e, Lit):
+        return repr(e.value)
+    if isinstance(e, Zeros):
+        shape = ", ".join(e.dims) + ("," if len(e.dims) == 1 else "")
+        return f"tl.zeros(({shape}), dtype={TL_DTYPE[e.dtype]})"
+    if isinstance(e, Cast):
+        if typeof(e.a, env).weak:  # a constexpr has no .to(): Triton's own gotcha
+            return f"tl.cast({render_expr(e.a, env)}, {TL_DTYPE[e.dtype]})"
+        return f"{render_expr(e.a, env, operand=True)}.to({TL_DTYPE[e.dtype]})"
+    if isinstance(e, Unary):
+        if e.op == "neg":
+            return f"-{render_expr(e.a, env, operand=True)}"
+        return f"tl.{e.op}({render_expr(e.a, env)})"
+    if isinstance(e, Reduce):
+        return f"tl.{e.op}({render_expr(e.a, env)}, axis={e.axis})"
+    if isinstance(e, Where):
+        c, a, b = (render_expr(x, env, t.dims) for x in (e.c, e.a, e.b))
+        return f"tl.where({c}, {a}, {b})"
+    if isinstance(e, BinOp | Compare):
+        if e.op in MINMAX:
+            a, b = (render_expr(x, env, t.dims) for x in (e.a, e.b))
+            return f"tl.{'minimum' if e.op == 'min' else 'maximum'}({a}, {b})"
+        a, b = (render_expr(x, env, t.dims, operand=True) for x in (e.a, e.b))
+        return f"{a} {e.op} {b}"
+    raise TypeError(f"not an expression: {e!r}")
+
+
+def input_env(p: Program) -> dict:
+    """Types of the names every kernel starts with, and of its inputs and scalar arguments."""
+    env = {
+        "pid": Ty("i32", ()),
+        "rows": Ty("i32", ("R",)),
+        "cols": Ty("i32", ("C",)),
+    }
+    for s in p.scalars:
+        if isinstance(s.value, float):
+            env[s.name] = Ty("fp32", ())
+        elif s.value == 1:
+            env[s.name] = Ty("i32", (), True)  # specialised to the constexpr 1
+        else:
+            env[s.name] = Ty(literal_dtype(s.value), ())
+    for x in p.inputs:
+        env[x.name] = Ty(x.dtype, x.dims)
+    return env
+
+
+def _offsets(dims: tuple) -> tuple[str, str]:
+    """(pointer offsets, mask) for loading or storing a value of `dims`."""
+    return {
+        ("R", "C"): ("rows[:, None] * n_cols + cols[None, :]", "mask"),
+        ("R",): ("rows", "rmask"),
+        ("C",): ("pid * n_cols + cols", "cmask"),
+        (): ("pid", None),
+    }[dims]
+
+
+def _input_offsets(dims: tuple) -> tuple[str, str | None]:
+    if dims == ("C",):
+        return "cols", "cmask"  # every program reads the same row
+    return _offsets(dims)
+
+
+def render(p: Program) -> str:
+    params = [f"{x.name}_ptr" for x in p.inputs] + [f"out{i}_ptr" for i in range(len(p.outputs))]
+    params += (
+        ["n_rows", "n_cols"] + [s.name for s in p.scalars] + ["R: tl.constexpr", "C: tl.constexpr"]
+    )
+    lines = [
+        "import tritium",
+        "import tritium.language as tl",
+        "",
+        "",
+        "@tritium.jit",
+        f"def fuzz_kernel({', '.join(params)}):",
+        "    pid = tl.program_id(0)",
+        "    rows = pid * R + tl.arange(0, R)",
+        "    cols = tl.arange(0, C)",
+        "    rmask = rows < n_rows",
+        "    cmask = cols < n_cols",
+        "    mask = rmask[:, None] & cmask[None, :]",
+    ]
+    env = input_env(p)
+    for x in p.inputs:
+        offs, mask = _input_offsets(x.dims)
+        m = f", mask={mask}, other={x.other!r}" if mask else ""
+        lines.append(f"    {x.name} = tl.load({x.name}_ptr + {offs}{m})")
+    _render_block(p.body, env, lines, "    ")
+    for i, o in enumerate(p.outputs):
+        offs, mask = _offsets(env[o.name].dims)
+        m = f", mask={mask}" if mask else ""
+        lines.append(f"    tl.store(out{i}_ptr + {offs}, {o.name}{m})")
+    return "\n".join(lines) + "\n"
+
+
+def _render_block(stmts, env: dict, lines: list, indent: str) -> None:
+    for s in stmts:
+        if isinstance(s, Assign):
+            lines.append(f"{indent}{s.name} = {render_expr(s.expr, env)}")
+            env[s.name] = typeof(s.expr, env)
+        elif isinstance(s, If):
+            lines.append(f"{indent}if {render_expr(s.cond, env)}:")
+            for block, head in ((s.then, None), (s.orelse, "else:")):
+                if head:
+                    if not block:
+                        continue
+                    lines.append(f"{indent}{head}")
+                inner = dict(env)
+                _render_block(block or (), inner, lines, indent + "    ")
+                if not block:
+                    lines.append(f"{indent}    pass")
+        else:
+            stop = render_expr(s.stop, env)
+            step = f", {s.step}" if s.step != 1 else ""
+            lines.append(f"{indent}for {s.var} in range({s.start}, {stop}{step}):")
+            inner = dict(env)
+            inner[s.var] = Ty("i32", ())
+            _render_block(s.body, inner, lines, indent + "    ")
+            for a in s.body:  # carried names keep their type; loop temporaries end here
+                if a.name in env:
+                    env[a.name] = inner[a.name]
