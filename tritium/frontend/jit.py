@@ -62,7 +62,13 @@ class JITFunction:
     # ------------------------------------------------------------------ source
     def _parse(self):
         if self._parsed is None:
-            lines, start = inspect.getsourcelines(self.fn)
+            try:
+                lines, start = inspect.getsourcelines(self.fn)
+            except (OSError, TypeError):
+                raise CompilationError(
+                    f"cannot read the source of `{self.__name__}`: tritium compiles kernels from "
+                    "their source, so define them in a .py file (not in a REPL or with exec)"
+                ) from None
             src = textwrap.dedent("".join(lines))
             self.col0 = len(lines[0]) - len(lines[0].lstrip())
             tree = ast.parse(src)

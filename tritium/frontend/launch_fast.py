@@ -111,4 +111,8 @@ def launch({", ".join(params)}{", " if params else ""}*_extra, _grid, stream=Non
     r(g + pad if pad else g, [{args}], stream)
 """
     exec(compile(src, f"<tritium launch {jf.__name__}>", "exec"), ns)
-    return ns["launch"]
+    launch = ns["launch"]
+    # Python names the function in binding errors ("add_kernel() got multiple values for
+    # argument 'BLOCK'"): make that the kernel's name.
+    launch.__name__ = launch.__qualname__ = jf.__name__
+    return launch
