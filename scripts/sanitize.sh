@@ -12,7 +12,7 @@ for tool in $tools; do
     runs=$((runs + 1))
     log=$(mktemp)
     if "$CS" --tool "$tool" --error-exitcode 9 --print-limit 20 python3 "$ex" >"$log" 2>&1; then
-      echo "clean   $tool  $ex   $(grep -h 'ERROR SUMMARY' "$log" | tail -1)"
+      echo "clean   $tool  $ex   $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$log" | tail -1) | $(grep -h ': OK on the' "$log" | cut -c1-40)"
     else
       fail=$((fail + 1)); echo "FAILED  $tool  $ex"; tail -30 "$log"
     fi
