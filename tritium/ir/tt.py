@@ -15,7 +15,6 @@ leave them alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -34,13 +33,10 @@ from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
-    AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
-    VarConstraint,
     irdl_op_definition,
     operand_def,
-    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -56,21 +52,27 @@ from xdsl.traits import (
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
-    MemoryReadEffect,
-    MemoryWriteEffect,
     Pure,
-    RecursiveMemoryEffect,
     ReturnLike,
     SymbolOpInterface,
 )
-from xdsl.utils.exceptions import VerifyException
 
+from tritium.ir.tt_common import (  # noqa: F401
+    AXES,
+    CACHE_MODIFIERS,
+    EVICTION_POLICIES,
+    INPUT_PRECISIONS,
+    ROUNDING_MODES,
+    _check,
+    _pointee_type,
+    _same_shape_encoding,
+    _with_elem,
+    i32_attr,
+)
 from tritium.ir.types import (
     PointerType,
     bitwidth,
     element_type,
-    encoding_of,
-    i1,
     i32,
     is_float,
     is_int,
@@ -78,28 +80,6 @@ from tritium.ir.types import (
     is_tensor,
     shape_of,
 )
-
-AXES = ("x", "y", "z")
-CACHE_MODIFIERS = ("none", "ca", "cg", "wb", "cs", "wt", "cv")
-EVICTION_POLICIES = ("evict_normal", "evict_first", "evict_last")
-INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
-ROUNDING_MODES = ("rtz", "rtne")
-
-
-def i32_attr(v: int) -> IntegerAttr:
-    return IntegerAttr(v, 32)
-
-
-def _check(cond: bool, msg: str) -> None:
-    if not cond:
-        raise VerifyException(msg)
-
-
-def _same_shape_encoding(a: Attribute, b: Attribute, what: str) -> None:
-    _check(shape_of(a) == shape_of(b), f"{what}: shapes differ ({a} vs {b})")
-    _check(is_tensor(a) == is_tensor(b), f"{what}: tensor vs scalar ({a} vs {b})")
-    _check(encoding_of(a) == encoding_of(b), f"{what}: layouts differ ({a} vs {b})")
-
 
 # --------------------------------------------------------------------------- functions
 
@@ -544,513 +524,16 @@ class FpToFpOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
-# --------------------------------------------------------------------------- pointers & memory
-
-
-@irdl_op_definition
-class AddPtrOp(IRDLOperation):
-    """`tt.addptr %ptrs, %offs : tensor<8x!tt.ptr<f32>>, tensor<8xi32>`: offsets in elements."""
-
-    name = "tt.addptr"
-    ptr = operand_def()
-    offset = operand_def()
-    result = result_def()
-    traits = traits_def(Pure())
-
-    def __init__(self, ptr: SSAValue, offset: SSAValue):
-        super().__init__(operands=[ptr, offset], result_types=[ptr.type])
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        p = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        o = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pt = parser.parse_type()
-        parser.parse_punctuation(",")
-        ot = parser.parse_type()
-        op = cls(parser.resolve_operand(p, pt), parser.resolve_operand(o, ot))
-        op.attributes |= attrs
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list([self.ptr, self.offset], printer.print_operand)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_list([self.result.type, self.offset.type], printer.print_attribute)
-
-    def verify_(self) -> None:
-        _check(is_ptr(self.ptr.type), "tt.addptr: first operand must be a pointer")
-        _check(is_int(self.offset.type), "tt.addptr: offset must be an integer")
-        _check(
-            self.ptr.type == self.result.type, "tt.addptr: result type must equal the pointer type"
-        )
-        _same_shape_encoding(self.ptr.type, self.offset.type, "tt.addptr")
-
-
-def _parse_memory_modifiers(parser: Parser) -> dict[str, Attribute]:
-    props: dict[str, Attribute] = {}
-    while True:
-        if parser.parse_optional_keyword("cacheModifier") is not None:
-            parser.parse_punctuation("=")
-            word = parser.parse_identifier()
-            if word not in CACHE_MODIFIERS:
-                parser.raise_error(f"unknown cache modifier {word}")
-            props["cache"] = i32_attr(CACHE_MODIFIERS.index(word) + 1)
-        elif parser.parse_optional_keyword("evictionPolicy") is not None:
-            parser.parse_punctuation("=")
-            word = parser.parse_identifier()
-            if word not in EVICTION_POLICIES:
-                parser.raise_error(f"unknown eviction policy {word}")
-            props["evict"] = i32_attr(EVICTION_POLICIES.index(word) + 1)
-        else:
-            return props
-
-
-def _print_memory_modifiers(printer: Printer, op: IRDLOperation) -> None:
-    cache = op.cache_modifier
-    evict = op.eviction_policy
-    if cache != "none":
-        printer.print_string(f" cacheModifier = {cache}")
-    if evict != "evict_normal":
-        printer.print_string(f" evictionPolicy = {evict}")
-
-
-class _MemoryOpMixin:
-    @property
-    def cache_modifier(self) -> str:
-        return CACHE_MODIFIERS[self.cache.value.data - 1] if self.cache is not None else "none"
-
-    @property
-    def eviction_policy(self) -> str:
-        return (
-            EVICTION_POLICIES[self.evict.value.data - 1]
-            if self.evict is not None
-            else "evict_normal"
-        )
-
-
-def _memory_props(cache: str, evict: str) -> dict[str, Attribute]:
-    props: dict[str, Attribute] = {}
-    if cache != "none":
-        props["cache"] = i32_attr(CACHE_MODIFIERS.index(cache) + 1)
-    if evict != "evict_normal":
-        props["evict"] = i32_attr(EVICTION_POLICIES.index(evict) + 1)
-    return props
-
-
-@irdl_op_definition
-class LoadOp(_MemoryOpMixin, IRDLOperation):
-    """`tt.load %ptr[, %mask[, %other]] [cacheModifier = ca] [evictionPolicy = evict_last] : type(ptr)`"""
-
-    name = "tt.load"
-    ptr = operand_def()
-    mask = opt_operand_def()
-    other = opt_operand_def()
-    result = result_def()
-    cache = opt_prop_def(IntegerAttr)
-    evict = opt_prop_def(IntegerAttr)
-    isVolatile = opt_prop_def(BoolAttr)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(MemoryReadEffect())
-
-    def __init__(
-        self,
-        ptr: SSAValue,
-        mask: SSAValue | None = None,
-        other: SSAValue | None = None,
-        cache: str = "none",
-        evict: str = "evict_normal",
-    ):
-        rt = _pointee_type(ptr.type)
-        super().__init__(
-            operands=[ptr, [mask] if mask else [], [other] if other else []],
-            result_types=[rt],
-            properties=_memory_props(cache, evict),
-        )
-
-    def verify_(self) -> None:
-        _check(is_ptr(self.ptr.type), "tt.load: operand must be a pointer or a tensor of pointers")
-        _check(
-            self.result.type == _pointee_type(self.ptr.type),
-            "tt.load: result type must be the pointee type",
-        )
-        if self.mask is not None:
-            _check(element_type(self.mask.type) == i1, "tt.load: mask must be i1")
-            _same_shape_encoding(self.ptr.type, self.mask.type, "tt.load mask")
-        if self.other is not None:
-            _check(self.mask is not None, "tt.load: `other` needs a mask")
-            _check(
-                self.other.type == self.result.type, "tt.load: `other` must have the result type"
-            )
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        ops = [parser.parse_unresolved_operand()]
-        while parser.parse_optional_punctuation(","):
-            ops.append(parser.parse_unresolved_operand())
-        props = _parse_memory_modifiers(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pt = parser.parse_type()
-        ptr = parser.resolve_operand(ops[0], pt)
-        mask = parser.resolve_operand(ops[1], _with_elem(pt, i1)) if len(ops) > 1 else None
-        other = parser.resolve_operand(ops[2], _pointee_type(pt)) if len(ops) > 2 else None
-        op = cls(ptr, mask, other)
-        op.properties |= props
-        for k in ("isVolatile",):
-            if k in attrs:
-                op.properties[k] = attrs.pop(k)
-        op.attributes |= attrs
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(
-            [v for v in (self.ptr, self.mask, self.other) if v is not None], printer.print_operand
-        )
-        _print_memory_modifiers(printer, self)
-        extra = dict(self.attributes)
-        if self.isVolatile is not None and self.isVolatile.value.data:
-            extra["isVolatile"] = self.isVolatile
-        printer.print_op_attributes(extra)
-        printer.print_string(" : ")
-        printer.print_attribute(self.ptr.type)
-
-
-@irdl_op_definition
-class StoreOp(_MemoryOpMixin, IRDLOperation):
-    """`tt.store %ptr, %value[, %mask] [cacheModifier = ...] : type(ptr)`"""
-
-    name = "tt.store"
-    ptr = operand_def()
-    value = operand_def()
-    mask = opt_operand_def()
-    cache = opt_prop_def(IntegerAttr)
-    evict = opt_prop_def(IntegerAttr)
-    traits = traits_def(MemoryWriteEffect())
-
-    def __init__(
-        self,
-        ptr: SSAValue,
-        value: SSAValue,
-        mask: SSAValue | None = None,
-        cache: str = "none",
-        evict: str = "evict_normal",
-    ):
-        super().__init__(
-            operands=[ptr, value, [mask] if mask else []], properties=_memory_props(cache, evict)
-        )
-
-    def verify_(self) -> None:
-        _check(is_ptr(self.ptr.type), "tt.store: operand must be a pointer or a tensor of pointers")
-        _check(
-            self.value.type == _pointee_type(self.ptr.type),
-            "tt.store: value type must be the pointee type",
-        )
-        if self.mask is not None:
-            _check(element_type(self.mask.type) == i1, "tt.store: mask must be i1")
-            _same_shape_encoding(self.ptr.type, self.mask.type, "tt.store mask")
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        ops = [parser.parse_unresolved_operand()]
-        while parser.parse_optional_punctuation(","):
-            ops.append(parser.parse_unresolved_operand())
-        if len(ops) < 2:
-            parser.raise_error("tt.store needs a pointer and a value")
-        props = _parse_memory_modifiers(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pt = parser.parse_type()
-        ptr = parser.resolve_operand(ops[0], pt)
-        val = parser.resolve_operand(ops[1], _pointee_type(pt))
-        mask = parser.resolve_operand(ops[2], _with_elem(pt, i1)) if len(ops) > 2 else None
-        op = cls(ptr, val, mask)
-        op.properties |= props
-        op.attributes |= attrs
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(
-            [v for v in (self.ptr, self.value, self.mask) if v is not None], printer.print_operand
-        )
-        _print_memory_modifiers(printer, self)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.ptr.type)
-
-
-def _with_elem(t: Attribute, e: Attribute) -> Attribute:
-    if isinstance(t, TensorType):
-        return TensorType(e, t.get_shape(), t.encoding)
-    return e
-
-
-def _pointee_type(t: Attribute) -> Attribute:
-    p = element_type(t)
-    if not isinstance(p, PointerType):
-        raise VerifyException(f"expected a pointer type, got {t}")
-    return _with_elem(t, p.pointee)
-
-
-# --------------------------------------------------------------------------- reductions
-
-
-@irdl_op_definition
-class ReduceOp(IRDLOperation):
-    """`"tt.reduce"(%x) <{axis = 0 : i32}> ({ ^bb0(%a: f32, %b: f32): ... tt.reduce.return %c : f32 })`
-
-    Reduces one or more tensors of the same shape along `axis` with the combine region,
-    which takes 2*N scalars (the N accumulators, then the N new elements) and returns N.
-    """
-
-    name = "tt.reduce"
-    srcs = var_operand_def()
-    axis = prop_def(IntegerAttr)
-    combine_op = region_def("single_block")
-    res = var_result_def()
-    traits = traits_def(RecursiveMemoryEffect())
-
-    def __init__(
-        self, srcs: Sequence[SSAValue], axis: int, result_types: Sequence[Attribute], region: Region
-    ):
-        super().__init__(
-            operands=[list(srcs)],
-            result_types=[list(result_types)],
-            properties={"axis": i32_attr(axis)},
-            regions=[region],
-        )
-
-    def verify_(self) -> None:
-        ax = self.axis.value.data
-        shapes = {shape_of(s.type) for s in self.srcs}
-        _check(len(shapes) == 1, "tt.reduce: operands must have the same shape")
-        shape = shapes.pop()
-        _check(0 <= ax < len(shape), f"tt.reduce: axis {ax} out of range for rank {len(shape)}")
-        _check(len(self.res) == len(self.srcs), "tt.reduce: one result per operand")
-        block = self.combine_op.block
-        n = len(self.srcs)
-        _check(len(block.args) == 2 * n, "tt.reduce: combine region takes 2 arguments per operand")
-        for i, s in enumerate(self.srcs):
-            e = element_type(s.type)
-            _check(
-                block.args[i].type == e and block.args[n + i].type == e,
-                "tt.reduce: combine argument types differ from the operands'",
-            )
-            rshape = shape[:ax] + shape[ax + 1 :]
-            r = self.res[i].type
-            _check(
-                shape_of(r) == rshape and element_type(r) == e,
-                f"tt.reduce: result {i} has the wrong type",
-            )
-        last = block.last_op
-        _check(isinstance(last, ReduceReturnOp), "tt.reduce: region must end in tt.reduce.return")
-
-
-@irdl_op_definition
-class ReduceReturnOp(IRDLOperation):
-    name = "tt.reduce.return"
-    result = var_operand_def()
-    traits = traits_def(IsTerminator(), ReturnLike(), HasParent(ReduceOp), Pure())
-    assembly_format = "$result attr-dict `:` type($result)"
-
-    def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[list(values)])
-
-
-# --------------------------------------------------------------------------- dot
-
-
-@irdl_op_definition
-class DotOp(IRDLOperation):
-    """`tt.dot %a, %b, %c, inputPrecision = tf32 : tensor<64x32xf32> * tensor<32x64xf32> -> tensor<64x64xf32>`"""
-
-    name = "tt.dot"
-    a = operand_def(TensorType)
-    b = operand_def(TensorType)
-    c = operand_def(TensorType)
-    d = result_def(TensorType)
-    inputPrecision = opt_prop_def(IntegerAttr)
-    maxNumImpreciseAcc = opt_prop_def(IntegerAttr)
-    traits = traits_def(Pure())
-
-    def __init__(
-        self,
-        a: SSAValue,
-        b: SSAValue,
-        c: SSAValue,
-        input_precision: str = "ieee",
-        max_num_imprecise_acc: int = 0,
-    ):
-        props: dict[str, Attribute] = {
-            "inputPrecision": i32_attr(INPUT_PRECISIONS.index(input_precision))
-        }
-        if max_num_imprecise_acc:
-            props["maxNumImpreciseAcc"] = i32_attr(max_num_imprecise_acc)
-        super().__init__(operands=[a, b, c], result_types=[c.type], properties=props)
-
-    @property
-    def input_precision(self) -> str:
-        if self.inputPrecision is None:
-            return "tf32"
-        return INPUT_PRECISIONS[self.inputPrecision.value.data]
-
-    def verify_(self) -> None:
-        a, b, c = shape_of(self.a.type), shape_of(self.b.type), shape_of(self.c.type)
-        _check(
-            len(a) == len(b) == len(c) and len(a) in (2, 3),
-            "tt.dot: operands must be 2D (or 3D, batched)",
-        )
-        _check(a[-1] == b[-2], f"tt.dot: inner dimensions differ ({a[-1]} vs {b[-2]})")
-        _check(c[-2:] == (a[-2], b[-1]), "tt.dot: accumulator shape must be M x N")
-        _check(self.d.type == self.c.type, "tt.dot: result type must equal the accumulator's")
-        _check(
-            element_type(self.a.type) == element_type(self.b.type),
-            "tt.dot: operand element types differ",
-        )
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        names = [parser.parse_unresolved_operand()]
-        for _ in range(2):
-            parser.parse_punctuation(",")
-            names.append(parser.parse_unresolved_operand())
-        precision = None
-        props: dict[str, Attribute] = {}
-        while parser.parse_optional_punctuation(","):
-            key = parser.parse_identifier()
-            parser.parse_punctuation("=")
-            if key == "inputPrecision":
-                precision = parser.parse_identifier()
-            elif key == "maxNumImpreciseAcc":
-                props["maxNumImpreciseAcc"] = i32_attr(parser.parse_integer())
-            else:
-                parser.raise_error(f"unknown tt.dot keyword {key}")
-        attrs = parser.parse_optional_attr_dict()
-        for k in ("inputPrecision", "maxNumImpreciseAcc"):
-            if k in attrs:
-                props[k] = attrs.pop(k)
-        parser.parse_punctuation(":")
-        at = parser.parse_type()
-        parser.parse_punctuation("*")
-        bt = parser.parse_type()
-        parser.parse_punctuation("->")
-        ct = parser.parse_type()
-        a, b, c = (parser.resolve_operand(n, t) for n, t in zip(names, (at, bt, ct)))
-        op = cls(a, b, c)
-        op.properties.pop("inputPrecision", None)
-        if precision is not None:
-            op.properties["inputPrecision"] = i32_attr(INPUT_PRECISIONS.index(precision))
-        op.properties |= props
-        op.attributes |= attrs
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list([self.a, self.b, self.c], printer.print_operand)
-        if self.inputPrecision is not None:
-            printer.print_string(f", inputPrecision = {self.input_precision}")
-        if self.maxNumImpreciseAcc is not None and self.maxNumImpreciseAcc.value.data:
-            printer.print_string(f", maxNumImpreciseAcc = {self.maxNumImpreciseAcc.value.data}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.a.type)
-        printer.print_string(" * ")
-        printer.print_attribute(self.b.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.d.type)
-
-
-# --------------------------------------------------------------------------- math extras
-
-
-class _FloatBinary(IRDLOperation):
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    x = operand_def(T)
-    y = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$x `,` $y attr-dict `:` type($x)"
-
-    def __init__(self, x: SSAValue, y: SSAValue):
-        super().__init__(operands=[x, y], result_types=[x.type])
-
-    def verify_(self) -> None:
-        _check(is_float(self.x.type), f"{self.name}: operands must be floats")
-        _check(self.x.type == self.y.type == self.result.type, f"{self.name}: types differ")
-
-
-@irdl_op_definition
-class PreciseDivFOp(_FloatBinary):
-    """IEEE round-to-nearest division (`tl.div_rn`, `tl.fdiv(ieee_rounding=True)`)."""
-
-    name = "tt.precise_divf"
-
-
-@irdl_op_definition
-class PreciseSqrtOp(IRDLOperation):
-    name = "tt.precise_sqrt"
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    x = operand_def(T)
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$x attr-dict `:` type($x)"
-
-    def __init__(self, x: SSAValue):
-        super().__init__(operands=[x], result_types=[x.type])
-
-
-@irdl_op_definition
-class MulhiUIOp(_FloatBinary):
-    name = "tt.mulhiui"
-
-    def verify_(self) -> None:
-        _check(is_int(self.x.type), "tt.mulhiui: operands must be integers")
-
-
-# --------------------------------------------------------------------------- assert
-
-
-@irdl_op_definition
-class AssertOp(IRDLOperation):
-    """`tt.assert %cond, "message" : tensor<8xi1>`: fails the launch where `cond` is false."""
-
-    name = "tt.assert"
-    condition = operand_def()
-    message = prop_def(StringAttr)
-    traits = traits_def(MemoryWriteEffect())
-
-    def __init__(self, condition: SSAValue, message: str):
-        super().__init__(operands=[condition], properties={"message": StringAttr(message)})
-
-    def verify_(self) -> None:
-        _check(element_type(self.condition.type) == i1, "tt.assert: condition must be i1")
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        c = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        msg = parser.parse_str_literal()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        op = cls(parser.resolve_operand(c, t), msg)
-        op.attributes |= attrs
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.condition)
-        printer.print_string(", ")
-        printer.print_string_literal(self.message.data)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.condition.type)
-
+from tritium.ir.tt_compute import (  # noqa: E402
+    AssertOp,
+    DotOp,
+    MulhiUIOp,
+    PreciseDivFOp,
+    PreciseSqrtOp,
+    ReduceOp,
+    ReduceReturnOp,
+)
+from tritium.ir.tt_memory import AddPtrOp, LoadOp, StoreOp  # noqa: E402
 
 TT = Dialect(
     "tt",
@@ -1084,4 +567,3 @@ TT = Dialect(
     [PointerType],
 )
 
-__all__ = ["TT", "AnyAttr", "UnresolvedOperand", "IntegerType"]

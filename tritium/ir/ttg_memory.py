@@ -279,7 +279,7 @@ class AsyncCopyGlobalToLocalOp(IRDLOperation):
             mask = parser.parse_unresolved_operand()
         if parser.parse_optional_keyword("other") is not None:
             other = parser.parse_unresolved_operand()
-        from tritium.ir.tt import _parse_memory_modifiers
+        from tritium.ir.tt_memory import _parse_memory_modifiers
 
         props = _parse_memory_modifiers(parser)
         attrs = parser.parse_optional_attr_dict()

@@ -1,0 +1,312 @@
+"""`tt` ops that compute across a tensor or beyond `arith`/`math`: `tt.reduce`,
+`tt.dot`, `tt.precise_divf`, `tt.precise_sqrt`, `tt.mulhiui`, and `tt.assert`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Region, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    IsTerminator,
+    MemoryWriteEffect,
+    Pure,
+    RecursiveMemoryEffect,
+    ReturnLike,
+)
+
+from tritium.ir.tt_common import (  # noqa: F401
+    AXES,
+    CACHE_MODIFIERS,
+    EVICTION_POLICIES,
+    INPUT_PRECISIONS,
+    ROUNDING_MODES,
+    _check,
+    _pointee_type,
+    _same_shape_encoding,
+    _with_elem,
+    i32_attr,
+)
+from tritium.ir.types import (
+    element_type,
+    i1,
+    is_float,
+    is_int,
+    shape_of,
+)
+
+# --------------------------------------------------------------------------- reductions
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """`"tt.reduce"(%x) <{axis = 0 : i32}> ({ ^bb0(%a: f32, %b: f32): ... tt.reduce.return %c : f32 })`
+
+    Reduces one or more tensors of the same shape along `axis` with the combine region,
+    which takes 2*N scalars (the N accumulators, then the N new elements) and returns N.
+    """
+
+    name = "tt.reduce"
+    srcs = var_operand_def()
+    axis = prop_def(IntegerAttr)
+    combine_op = region_def("single_block")
+    res = var_result_def()
+    traits = traits_def(RecursiveMemoryEffect())
+
+    def __init__(
+        self, srcs: Sequence[SSAValue], axis: int, result_types: Sequence[Attribute], region: Region
+    ):
+        super().__init__(
+            operands=[list(srcs)],
+            result_types=[list(result_types)],
+            properties={"axis": i32_attr(axis)},
+            regions=[region],
+        )
+
+    def verify_(self) -> None:
+        ax = self.axis.value.data
+        shapes = {shape_of(s.type) for s in self.srcs}
+        _check(len(shapes) == 1, "tt.reduce: operands must have the same shape")
+        shape = shapes.pop()
+        _check(0 <= ax < len(shape), f"tt.reduce: axis {ax} out of range for rank {len(shape)}")
+        _check(len(self.res) == len(self.srcs), "tt.reduce: one result per operand")
+        block = self.combine_op.block
+        n = len(self.srcs)
+        _check(len(block.args) == 2 * n, "tt.reduce: combine region takes 2 arguments per operand")
+        for i, s in enumerate(self.srcs):
+            e = element_type(s.type)
+            _check(
+                block.args[i].type == e and block.args[n + i].type == e,
+                "tt.reduce: combine argument types differ from the operands'",
+            )
+            rshape = shape[:ax] + shape[ax + 1 :]
+            r = self.res[i].type
+            _check(
+                shape_of(r) == rshape and element_type(r) == e,
+                f"tt.reduce: result {i} has the wrong type",
+            )
+        last = block.last_op
+        _check(isinstance(last, ReduceReturnOp), "tt.reduce: region must end in tt.reduce.return")
+
+
+@irdl_op_definition
+class ReduceReturnOp(IRDLOperation):
+    name = "tt.reduce.return"
+    result = var_operand_def()
+    traits = traits_def(IsTerminator(), ReturnLike(), HasParent(ReduceOp), Pure())
+    assembly_format = "$result attr-dict `:` type($result)"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[list(values)])
+
+
+# --------------------------------------------------------------------------- dot
+
+
+@irdl_op_definition
+class DotOp(IRDLOperation):
+    """`tt.dot %a, %b, %c, inputPrecision = tf32 : tensor<64x32xf32> * tensor<32x64xf32> -> tensor<64x64xf32>`"""
+
+    name = "tt.dot"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    c = operand_def(TensorType)
+    d = result_def(TensorType)
+    inputPrecision = opt_prop_def(IntegerAttr)
+    maxNumImpreciseAcc = opt_prop_def(IntegerAttr)
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        c: SSAValue,
+        input_precision: str = "ieee",
+        max_num_imprecise_acc: int = 0,
+    ):
+        props: dict[str, Attribute] = {
+            "inputPrecision": i32_attr(INPUT_PRECISIONS.index(input_precision))
+        }
+        if max_num_imprecise_acc:
+            props["maxNumImpreciseAcc"] = i32_attr(max_num_imprecise_acc)
+        super().__init__(operands=[a, b, c], result_types=[c.type], properties=props)
+
+    @property
+    def input_precision(self) -> str:
+        if self.inputPrecision is None:
+            return "tf32"
+        return INPUT_PRECISIONS[self.inputPrecision.value.data]
+
+    def verify_(self) -> None:
+        a, b, c = shape_of(self.a.type), shape_of(self.b.type), shape_of(self.c.type)
+        _check(
+            len(a) == len(b) == len(c) and len(a) in (2, 3),
+            "tt.dot: operands must be 2D (or 3D, batched)",
+        )
+        _check(a[-1] == b[-2], f"tt.dot: inner dimensions differ ({a[-1]} vs {b[-2]})")
+        _check(c[-2:] == (a[-2], b[-1]), "tt.dot: accumulator shape must be M x N")
+        _check(self.d.type == self.c.type, "tt.dot: result type must equal the accumulator's")
+        _check(
+            element_type(self.a.type) == element_type(self.b.type),
+            "tt.dot: operand element types differ",
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        names = [parser.parse_unresolved_operand()]
+        for _ in range(2):
+            parser.parse_punctuation(",")
+            names.append(parser.parse_unresolved_operand())
+        precision = None
+        props: dict[str, Attribute] = {}
+        while parser.parse_optional_punctuation(","):
+            key = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            if key == "inputPrecision":
+                precision = parser.parse_identifier()
+            elif key == "maxNumImpreciseAcc":
+                props["maxNumImpreciseAcc"] = i32_attr(parser.parse_integer())
+            else:
+                parser.raise_error(f"unknown tt.dot keyword {key}")
+        attrs = parser.parse_optional_attr_dict()
+        for k in ("inputPrecision", "maxNumImpreciseAcc"):
+            if k in attrs:
+                props[k] = attrs.pop(k)
+        parser.parse_punctuation(":")
+        at = parser.parse_type()
+        parser.parse_punctuation("*")
+        bt = parser.parse_type()
+        parser.parse_punctuation("->")
+        ct = parser.parse_type()
+        a, b, c = (parser.resolve_operand(n, t) for n, t in zip(names, (at, bt, ct)))
+        op = cls(a, b, c)
+        op.properties.pop("inputPrecision", None)
+        if precision is not None:
+            op.properties["inputPrecision"] = i32_attr(INPUT_PRECISIONS.index(precision))
+        op.properties |= props
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list([self.a, self.b, self.c], printer.print_operand)
+        if self.inputPrecision is not None:
+            printer.print_string(f", inputPrecision = {self.input_precision}")
+        if self.maxNumImpreciseAcc is not None and self.maxNumImpreciseAcc.value.data:
+            printer.print_string(f", maxNumImpreciseAcc = {self.maxNumImpreciseAcc.value.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.a.type)
+        printer.print_string(" * ")
+        printer.print_attribute(self.b.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.d.type)
+
+
+# --------------------------------------------------------------------------- math extras
+
+
+class _FloatBinary(IRDLOperation):
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    x = operand_def(T)
+    y = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$x `,` $y attr-dict `:` type($x)"
+
+    def __init__(self, x: SSAValue, y: SSAValue):
+        super().__init__(operands=[x, y], result_types=[x.type])
+
+    def verify_(self) -> None:
+        _check(is_float(self.x.type), f"{self.name}: operands must be floats")
+        _check(self.x.type == self.y.type == self.result.type, f"{self.name}: types differ")
+
+
+@irdl_op_definition
+class PreciseDivFOp(_FloatBinary):
+    """IEEE round-to-nearest division (`tl.div_rn`, `tl.fdiv(ieee_rounding=True)`)."""
+
+    name = "tt.precise_divf"
+
+
+@irdl_op_definition
+class PreciseSqrtOp(IRDLOperation):
+    name = "tt.precise_sqrt"
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    x = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$x attr-dict `:` type($x)"
+
+    def __init__(self, x: SSAValue):
+        super().__init__(operands=[x], result_types=[x.type])
+
+
+@irdl_op_definition
+class MulhiUIOp(_FloatBinary):
+    name = "tt.mulhiui"
+
+    def verify_(self) -> None:
+        _check(is_int(self.x.type), "tt.mulhiui: operands must be integers")
+
+
+# --------------------------------------------------------------------------- assert
+
+
+@irdl_op_definition
+class AssertOp(IRDLOperation):
+    """`tt.assert %cond, "message" : tensor<8xi1>`: fails the launch where `cond` is false."""
+
+    name = "tt.assert"
+    condition = operand_def()
+    message = prop_def(StringAttr)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, condition: SSAValue, message: str):
+        super().__init__(operands=[condition], properties={"message": StringAttr(message)})
+
+    def verify_(self) -> None:
+        _check(element_type(self.condition.type) == i1, "tt.assert: condition must be i1")
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        c = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        msg = parser.parse_str_literal()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        op = cls(parser.resolve_operand(c, t), msg)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.condition)
+        printer.print_string(", ")
+        printer.print_string_literal(self.message.data)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.condition.type)
