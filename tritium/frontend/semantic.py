@@ -11,20 +11,18 @@ from __future__ import annotations
 import math
 import numbers
 
-from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr
 
 from tritium.frontend import core
 from tritium.frontend.builder import Builder
-from tritium.frontend.core import block_type, constexpr, dtype, pointer_type, tensor
+from tritium.frontend.core import block_type, constexpr, dtype, tensor
+from tritium.frontend.semantic_errors import SemanticError  # noqa: E402
+from tritium.frontend.semantic_math import MathOps  # noqa: E402
+from tritium.frontend.semantic_memory import MemoryOps  # noqa: E402
 from tritium.ir import arith, tt
 from tritium.ir import types as irt
 
 MAX_TENSOR_NUMEL = 1 << 20
-
-
-class SemanticError(Exception):
-    """A typing or shape mistake in a kernel (the message is for the user)."""
 
 
 def _normalize_int(value: int, width: int) -> int:
@@ -54,7 +52,7 @@ def literal_dtype(value) -> dtype:
     raise SemanticError(f"{type(value).__name__} values cannot be used in a kernel")
 
 
-class Semantic:
+class Semantic(MemoryOps, MathOps):
     def __init__(self, builder: Builder, debug: bool = False):
         self.b = builder
         self.debug = debug
@@ -571,218 +569,3 @@ class Semantic:
         else:
             op = arith.MinUIOp
         return self._binop(op, a, b)
-
-    # ------------------------------------------------------------------ math
-    def unary_math(self, name: str, x, allowed=("fp32", "fp64", "fp16", "bf16")) -> tensor:
-        x = self.to_tensor(x)
-        if x.dtype.name not in allowed:
-            raise SemanticError(f"tl.{name} expects one of {list(allowed)}, got {x.dtype}")
-        ops = {
-            "exp": xmath.ExpOp,
-            "exp2": xmath.Exp2Op,
-            "log": xmath.LogOp,
-            "log2": xmath.Log2Op,
-            "sqrt": xmath.SqrtOp,
-            "rsqrt": xmath.RsqrtOp,
-            "sin": xmath.SinOp,
-            "cos": xmath.CosOp,
-            "tanh": xmath.TanhOp,
-            "erf": xmath.ErfOp,
-            "floor": xmath.FloorOp,
-            "ceil": xmath.CeilOp,
-        }
-        if name == "sqrt_rn":
-            return tensor(self.b.result(tt.PreciseSqrtOp(x.handle)), x.type)
-        return tensor(self.b.result(ops[name](x.handle)), x.type)
-
-    def abs(self, x) -> tensor:
-        x = self.to_tensor(x)
-        if x.dtype.is_floating():
-            return tensor(self.b.result(xmath.AbsFOp(x.handle)), x.type)
-        if x.dtype.is_int_signed():
-            return tensor(self.b.result(xmath.AbsIOp(x.handle)), x.type)
-        if x.dtype.is_int():
-            return x
-        raise SemanticError(f"tl.abs does not take {x.dtype}")
-
-    def fma(self, x, y, z) -> tensor:
-        x, y = self.binary_operands(x, y)
-        x, z = self.binary_operands(x, z)
-        x, y = self.binary_operands(x, y)
-        if not x.dtype.is_floating():
-            raise SemanticError("tl.fma needs floating-point operands")
-        return tensor(self.b.result(xmath.FmaOp(x.handle, y.handle, z.handle)), x.type)
-
-    def umulhi(self, x, y) -> tensor:
-        a, b = self._bitwise_operands(x, y)
-        return tensor(self.b.result(tt.MulhiUIOp(a.handle, b.handle)), a.type)
-
-    # ------------------------------------------------------------------ memory
-    def _memory_args(self, ptr, mask, what: str):
-        ptr = self.to_tensor(ptr)
-        if not ptr.dtype.is_ptr():
-            raise SemanticError(
-                f"{what} needs a pointer or a block of pointers, got a value of type {ptr.dtype}"
-            )
-        if mask is not None:
-            mask = self.to_tensor(mask)
-            if not mask.dtype.is_bool():
-                mask = self.cast(mask, core.int1)
-            if ptr.shape and mask.shape != ptr.shape:
-                if not self.fits(mask.shape, ptr.shape):
-                    raise SemanticError(
-                        f"{what}: mask of shape {list(mask.shape)} does not fit pointers of shape {list(ptr.shape)}"
-                    )
-                mask = self.broadcast_to(mask, ptr.shape)
-            elif not ptr.shape and mask.shape:
-                shape = mask.shape
-                ptr = self.broadcast_to(ptr, shape)
-        return ptr, mask
-
-    def load(
-        self,
-        ptr,
-        mask=None,
-        other=None,
-        cache: str = "none",
-        evict: str = "evict_normal",
-        volatile=False,
-    ) -> tensor:
-        ptr, mask = self._memory_args(ptr, mask, "tl.load")
-        if other is not None and mask is None:
-            raise SemanticError("tl.load: `other` needs a `mask`")
-        elt = ptr.dtype.element_ty
-        is_bool = elt.is_bool()
-        if is_bool:
-            elt = core.int8
-            ptr = self.cast(
-                ptr,
-                block_type(pointer_type(core.int8), ptr.shape)
-                if ptr.shape
-                else pointer_type(core.int8),
-            )
-        if other is not None:
-            other = self.to_tensor(
-                other, elt if not isinstance(core.unwrap(other), tensor) else None
-            )
-            other = self.cast(other, elt)
-            other = self.broadcast_to(other, ptr.shape) if ptr.shape else other
-            if ptr.shape and other.shape != ptr.shape:
-                raise SemanticError(
-                    f"tl.load: `other` of shape {list(other.shape)} does not fit pointers of shape {list(ptr.shape)}"
-                )
-        res_ty = block_type(elt, ptr.shape) if ptr.shape else elt
-        op = tt.LoadOp(
-            ptr.handle,
-            mask.handle if mask is not None else None,
-            other.handle if other is not None else None,
-            cache,
-            evict,
-        )
-        if volatile:
-            from xdsl.dialects.builtin import BoolAttr
-
-            op.isVolatile = BoolAttr.from_bool(True)
-        val = tensor(self.b.result(op), res_ty)
-        if is_bool:
-            val = self.not_equal(val, 0)
-        return val
-
-    def store(
-        self, ptr, value, mask=None, cache: str = "none", evict: str = "evict_normal"
-    ) -> None:
-        ptr, mask = self._memory_args(ptr, mask, "tl.store")
-        elt = ptr.dtype.element_ty
-        value = self.to_tensor(value, elt if not isinstance(core.unwrap(value), tensor) else None)
-        if ptr.shape:
-            if not self.fits(value.shape, ptr.shape):
-                raise SemanticError(
-                    f"tl.store: value of shape {list(value.shape)} does not fit pointers of shape {list(ptr.shape)}"
-                )
-            value = self.broadcast_to(value, ptr.shape)
-        elif value.shape:
-            raise SemanticError(
-                f"tl.store: a block value of shape {list(value.shape)} cannot be stored through a scalar pointer"
-            )
-        if elt.is_bool():
-            elt = core.int8
-            ptr = self.cast(
-                ptr,
-                block_type(pointer_type(core.int8), ptr.shape)
-                if ptr.shape
-                else pointer_type(core.int8),
-            )
-        value = self.cast(value, elt)
-        self.b.insert(
-            tt.StoreOp(
-                ptr.handle, value.handle, mask.handle if mask is not None else None, cache, evict
-            )
-        )
-
-    # ------------------------------------------------------------------ misc
-    def program_id(self, axis: int) -> tensor:
-        if axis not in (0, 1, 2):
-            raise SemanticError(f"program_id axis must be 0, 1 or 2, got {axis}")
-        return tensor(self.b.result(tt.GetProgramIdOp(axis)), core.int32)
-
-    def num_programs(self, axis: int) -> tensor:
-        if axis not in (0, 1, 2):
-            raise SemanticError(f"num_programs axis must be 0, 1 or 2, got {axis}")
-        return tensor(self.b.result(tt.GetNumProgramsOp(axis)), core.int32)
-
-    def device_assert(self, cond, msg: str) -> None:
-        cond = self.to_tensor(cond)
-        if not cond.dtype.is_bool():
-            cond = self.cast(cond, core.int1)
-        self.b.insert(tt.AssertOp(cond.handle, msg))
-
-    def dot(
-        self,
-        a: tensor,
-        b: tensor,
-        acc: tensor | None,
-        input_precision: str,
-        max_num_imprecise_acc,
-        out_dtype: dtype,
-    ) -> tensor:
-        if len(a.shape) not in (2, 3) or len(b.shape) != len(a.shape):
-            raise SemanticError(
-                f"tl.dot needs two 2D (or 3D) blocks, got shapes {list(a.shape)} and {list(b.shape)}"
-            )
-        if a.shape[-1] != b.shape[-2]:
-            raise SemanticError(
-                f"tl.dot: inner dimensions differ: {list(a.shape)} @ {list(b.shape)} ({a.shape[-1]} vs {b.shape[-2]})"
-            )
-        if min(a.shape[-2:]) < 16 or min(b.shape[-2:]) < 16:
-            raise SemanticError(
-                f"tl.dot: every dimension must be >= 16, got {list(a.shape)} @ {list(b.shape)}"
-            )
-        if a.dtype != b.dtype:
-            raise SemanticError(
-                f"tl.dot: operands must have the same element type, got {a.dtype} and {b.dtype}"
-            )
-        if not (a.dtype.is_floating() or a.dtype.is_int()):
-            raise SemanticError(f"tl.dot does not take {a.dtype}")
-        if a.dtype.is_int():
-            out_dtype = core.int32
-        shape = a.shape[:-1] + (b.shape[-1],)
-        if acc is None:
-            acc = self.full(shape, 0, out_dtype)
-        else:
-            acc = self.to_tensor(acc)
-            if acc.shape != shape:
-                raise SemanticError(
-                    f"tl.dot: accumulator shape {list(acc.shape)} must be {list(shape)}"
-                )
-            if acc.dtype != out_dtype and not (a.dtype.is_floating() and acc.dtype.is_floating()):
-                raise SemanticError(
-                    f"tl.dot: accumulator type {acc.dtype} does not match {out_dtype}"
-                )
-        if input_precision not in tt.INPUT_PRECISIONS:
-            raise SemanticError(
-                f"tl.dot: input_precision must be one of {list(tt.INPUT_PRECISIONS)}, got {input_precision!r}"
-            )
-        op = tt.DotOp(
-            a.handle, b.handle, acc.handle, input_precision, int(max_num_imprecise_acc or 0)
-        )
-        return tensor(self.b.result(op), acc.type)
