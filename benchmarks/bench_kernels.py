@@ -230,12 +230,17 @@ def bench_matmul(b: Bench):
         yield from guarded_rows("grouped matmul fp16", "TFLOP/s", [(f"{size}^3", make)])
 
 
-# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages), as upstream's tutorial tries
+# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages), from upstream's tutorial for
+# sm_80+ (the first is its usual winner and the --quick config). num_stages is the depth of
+# the cp.async pipeline on both sides (tritium keeps num_stages tiles in shared memory,
+# upstream 3.6 num_stages - 1: tritium/passes/software_pipeliner.py).
 MATMUL_FP16_CONFIGS = (
-    (128, 128, 32, 8, 4, 3),
-    (128, 256, 32, 8, 8, 3),
+    (128, 256, 64, 8, 8, 3),
+    (128, 128, 32, 8, 4, 4),
     (128, 128, 64, 8, 8, 3),
+    (128, 256, 32, 8, 8, 3),
     (64, 128, 32, 8, 4, 4),
+    (128, 128, 32, 8, 4, 3),
 )
 
 

@@ -32,6 +32,8 @@ _LAZY = {
     "CompiledKernel": ("tritium.compiler", "CompiledKernel"),
     "jit": ("tritium.frontend.jit", "jit"),
     "JITFunction": ("tritium.frontend.jit", "JITFunction"),
+    "autotune": ("tritium.frontend.autotune", "autotune"),
+    "Config": ("tritium.frontend.autotune", "Config"),
     "load_ptx": ("tritium.aot_runtime", "load_ptx"),
     "to_device": ("tritium.runtime.arrays", "to_device"),
     "empty": ("tritium.runtime.arrays", "empty"),

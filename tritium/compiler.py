@@ -264,8 +264,15 @@ def param_divisibility(module) -> dict:
     return out
 
 
-def _finish(name, asm, module, runtime, options, interpret, divisibility=None) -> CompiledKernel:
+def _finish(
+    name, asm, module, runtime, options, interpret, divisibility=None, spec=None
+) -> CompiledKernel:
     meta = dict(asm.pop("_meta", {}))
+    if spec is not None and "params" in meta:  # the IR is signless: u16 and i16 are both i16
+        meta["params"] = [
+            {**p, "type": spec.types[p["name"]].signature} if p["name"] in spec.types else p
+            for p in meta["params"]
+        ]
     if divisibility and "params" in meta:  # the launcher checks pointers against these
         meta["params"] = [
             {**p, "divisibility": divisibility[p["name"]]} if p["name"] in divisibility else p
@@ -332,7 +339,7 @@ def _compile_jit(fn, spec, opts: dict, interpret: bool) -> CompiledKernel:
     asm = {"ttir": print_ir(module, locations=True)}
     divisibility = param_divisibility(module)
     asm.update(lower(module, options, dumper, None))
-    kernel = _finish(fn.__name__, asm, None, runtime, options, False, divisibility)
+    kernel = _finish(fn.__name__, asm, None, runtime, options, False, divisibility, spec)
     cache.store_kernel(key, kernel.asm, kernel.metadata)
     warn_spills(fn, kernel.metadata)
     return kernel
@@ -363,6 +370,7 @@ def compile(
         raise ArgumentError(f"unknown stage '{stop}'; choose one of {', '.join(STAGES)}")
     options = Options(num_warps=num_warps, num_stages=num_stages, debug=debug, arch=arch)
     dumper = Dumper(dump_dir)
+    spec = None
     if isinstance(fn, (str, os.PathLike)) and str(fn).endswith((".ttir", ".mlir")):
         module, name, runtime = _load_ttir_file(pathlib.Path(fn), dumper)
         from tritium.passes.pipeline import run_ttir_passes
@@ -380,7 +388,7 @@ def compile(
     divisibility = param_divisibility(module)
     if stop != "ttir":
         asm.update(lower(module, options, dumper, timings, stop))
-    kernel = _finish(name, asm, None, runtime, options, False, divisibility)
+    kernel = _finish(name, asm, None, runtime, options, False, divisibility, spec)
     warn_spills(fn, kernel.metadata)
     return kernel
 

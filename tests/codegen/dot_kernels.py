@@ -16,6 +16,9 @@ import numpy as np
 import tritium
 import tritium.language as tl
 
+# (the frontend does not evaluate `tl.pointer_type(...)` inside a kernel; a global works)
+BF16_PTR = tl.pointer_type(tl.bfloat16)
+
 
 @tritium.jit
 def matmul_kernel(
@@ -38,6 +41,9 @@ def matmul_kernel(
     OUT_F16: tl.constexpr,
     BF16: tl.constexpr,
 ):
+    if BF16:  # numpy has no bfloat16: the bits travel as int16, read through *bf16
+        a_ptr = a_ptr.to(BF16_PTR, bitcast=True)
+        b_ptr = b_ptr.to(BF16_PTR, bitcast=True)
     pid_m = tl.program_id(axis=0)
     pid_n = tl.program_id(axis=1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -50,9 +56,6 @@ def matmul_kernel(
         k_left = K - k * BLOCK_K
         a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0)
         b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0)
-        if BF16:  # numpy has no bfloat16: the bits travel as uint16
-            a = a.to(tl.bfloat16, bitcast=True)
-            b = b.to(tl.bfloat16, bitcast=True)
         acc = tl.dot(a, b, acc, input_precision=PRECISION)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
@@ -98,11 +101,12 @@ def run_matmul(
     """C = A @ B with matmul_kernel; `a`, `b` are float32 holding values exact in `kind`."""
     M, K = a.shape
     N = b.shape[1]
-    np_dtype = {"fp16": np.float16, "fp32": np.float32, "bf16": np.uint16}[kind]
+    np_dtype = {"fp16": np.float16, "fp32": np.float32}.get(kind)
 
     def cast(x):
-        if kind == "bf16":
-            return (np.ascontiguousarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        if kind == "bf16":  # the bf16 bits (x holds bf16-exact values) as int16
+            bits = np.ascontiguousarray(x, np.float32).view(np.uint32) >> 16
+            return bits.astype(np.uint16).view(np.int16)
         return x.astype(np_dtype)
 
     sa, sam, sak = stored(cast(a), a_order)

@@ -10,7 +10,7 @@ import tritium
 from tests.codegen.dot_kernels import matmul_kernel
 from tritium.codegen import tools
 
-ELEM = {"fp32": "*fp32:16", "fp16": "*fp16:16", "bf16": "*u16:16"}
+ELEM = {"fp32": "*fp32:16", "fp16": "*fp16:16", "bf16": "*i16:16"}  # bf16 bits in int16
 
 
 def signature(kind: str, a_order: str, b_order: str, out_f16: bool = False) -> str:
@@ -104,6 +104,12 @@ def test_dot_ptx(kind, precision, a_order, b_order, block, warps, expect, ptxas)
         assert s in ptx, s
     if precision == "ieee":
         assert "mma.sync" not in ptx and "ldmatrix" not in ptx
+    # software-pipelined (3 stages): cp.async prefetch, one bar.sync per K iteration
+    assert "cp.async.commit_group" in ptx and "cp.async.wait_group 1" in ptx
+    loop = ptx[ptx.index("cp.async.wait_group 1") : ptx.index("cp.async.wait_group 0")]
+    assert loop.count("bar.sync") == 1
+    if kind != "fp32":
+        assert "cp.async.cg.shared.global" in ptx  # 16-byte copies
     usage = tools.ptxas_usage(ptx, "sm_89")
     assert usage["local"] == 0 and usage["stack_frame"] == 0, usage["log"]
     assert usage["spill_stores"] == 0 and usage["spill_loads"] == 0, usage["log"]
@@ -143,6 +149,23 @@ def test_the_matmul_examples_compile(ptxas):
     usage = tools.ptxas_usage(k.asm["ptx"], "sm_89")
     assert usage["local"] == 0 and usage["spill_stores"] == 0, usage["log"]
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in k.asm["ptx"]
+
+
+def test_the_autotuned_example_configs_compile_for_sm_90(ptxas):
+    """Each config of examples/matmul_autotune.py (the largest, 128x256x64 with 8 warps and
+    3 stages, needs sm_90's shared memory) assembles without local memory."""
+    import examples.matmul_autotune as ex
+
+    sig = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16"
+    for cfg in ex.CONFIGS:
+        k = tritium.compile(ex.matmul_kernel, signature=sig, constexprs=cfg.kwargs,
+                            num_warps=cfg.num_warps, num_stages=cfg.num_stages, arch="sm_90",
+                            stop="ptx")  # fmt: skip
+        ptx = k.asm["ptx"]
+        assert ptx.count("cp.async.commit_group") == cfg.num_stages, cfg
+        usage = tools.ptxas_usage(ptx, "sm_90")
+        assert usage["local"] == 0 and usage["spill_stores"] == 0, (cfg, usage["log"])
+        assert k.metadata["shared"] <= 232448
 
 
 def test_upstreams_pipelined_ttgir_lowers_with_its_barriers(ptxas):

@@ -52,10 +52,10 @@ def signature(module):
     return ops, constants, layouts
 
 
-def compile_ttir(text: str, num_warps: int = 4):
+def compile_ttir(text: str, num_warps: int = 4, num_stages: int = 3):
     module = parse_module(text)
     run_ttir_passes(module, {"num_warps": num_warps}, verify=True)
-    run_ttgir_passes(module, {"num_warps": num_warps}, verify=True)
+    run_ttgir_passes(module, {"num_warps": num_warps, "num_stages": num_stages}, verify=True)
     return module
 
 
@@ -114,10 +114,11 @@ def test_every_upstream_ttir_compiles(path, hints):
 
 
 def test_matmul_dot_goes_to_the_tensor_cores():
-    """As upstream for cuda:89 (without pipelining): tt.dot on #mma with dot-operand
-    operands read from swizzled shared memory, the accumulator in #mma across the loop,
-    one convert (mma -> blocked) before the store."""
-    module = compile_ttir((DATA / "matmul_tiled_kernel.ttir").read_text())
+    """As upstream for cuda:89 without pipelining (num_stages = 1): tt.dot on #mma with
+    dot-operand operands read from swizzled shared memory, the accumulator in #mma across
+    the loop, one convert (mma -> blocked) before the store. (The pipelined loop:
+    test_software_pipeliner.py.)"""
+    module = compile_ttir((DATA / "matmul_tiled_kernel.ttir").read_text(), num_stages=1)
     text = print_ir(module)
     dot = next(op for op in module.walk() if op.name == "tt.dot")
     assert isinstance(encoding_of(dot.d.type), NvidiaMmaEncodingAttr)

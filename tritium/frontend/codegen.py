@@ -475,6 +475,11 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             return fn(*args, **kwargs)
         if isinstance(fn, type) and issubclass(fn, constexpr):
             return constexpr(unwrap(args[0]))
+        if isinstance(fn, type) and issubclass(fn, (core.dtype, core.block_type)):
+            # tl.pointer_type(tl.bfloat16) and friends: types are compile-time values
+            return constexpr(
+                fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+            )
         if getattr(fn, "__name__", None) in _PY_BUILTINS_OK and fn is getattr(
             pybuiltins, fn.__name__, None
         ):

@@ -23,7 +23,6 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FunctionType,
     IntegerAttr,
-    IntegerType,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
@@ -32,7 +31,6 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
-    AnyAttr,
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
@@ -45,7 +43,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
     CallableOpInterface,

@@ -49,6 +49,16 @@ from tritium.ir.ttg_mma import AsyncTokenType, MemDescType
 from tritium.ir.types import element_type, encoding_of, i1, is_ptr, shape_of
 
 
+def _memory_modifiers(parser: Parser) -> dict:
+    """`cacheModifier = cg evictionPolicy = ...` as tt.load parses them (the parser moved
+    from tritium.ir.tt to tritium.ir.tt_memory when tt.py was split)."""
+    try:
+        from tritium.ir.tt_memory import _parse_memory_modifiers
+    except ImportError:  # before the split
+        from tritium.ir.tt import _parse_memory_modifiers
+    return _parse_memory_modifiers(parser)
+
+
 def _parse_memdesc_body(parser: Parser) -> MemDescType:
     """The type after `->` of async_copy_global_to_local: `<64x32xf32, #shared, #smem, mutable>`."""
     return MemDescType.new(MemDescType.parse_parameters(parser))
@@ -279,9 +289,7 @@ class AsyncCopyGlobalToLocalOp(IRDLOperation):
             mask = parser.parse_unresolved_operand()
         if parser.parse_optional_keyword("other") is not None:
             other = parser.parse_unresolved_operand()
-        from tritium.ir.tt_memory import _parse_memory_modifiers
-
-        props = _parse_memory_modifiers(parser)
+        props = _memory_modifiers(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         st = parser.parse_type()

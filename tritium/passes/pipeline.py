@@ -3,9 +3,10 @@
     module = run_ttir_passes(module, options)            # TTIR -> simplified TTIR
     module = run_ttgir_passes(module, options)           # TTIR -> TTGIR (layouts chosen)
 
-`options` is anything with `num_warps` (4), `threads_per_warp` (32), `num_ctas` (1) and
-`arch` ("sm_89", giving `ttg.target = "cuda:89"`) as attributes or dict keys; missing ones
-take those defaults. Hooks, all optional:
+`options` is anything with `num_warps` (4), `threads_per_warp` (32), `num_ctas` (1),
+`arch` ("sm_89", giving `ttg.target = "cuda:89"`) and `num_stages` (3: the software
+pipeliner's ring of shared-memory buffers) as attributes or dict keys; missing ones take
+those defaults. Hooks, all optional:
 
 * `dump(pass_name, module)` is called after every pass (the CLI's `--dump-dir` numbers
   the files it writes);
@@ -42,6 +43,7 @@ from tritium.passes.loop_invariant_code_motion import LoopInvariantCodeMotionPas
 from tritium.passes.optimize_dot_operands import OptimizeDotOperandsPass
 from tritium.passes.remove_layout_conversions import RemoveLayoutConversionsPass
 from tritium.passes.reorder_broadcast import ReorderBroadcastPass
+from tritium.passes.software_pipeliner import SoftwarePipelinePass
 from tritium.passes.verify import verify_ttgir_layouts
 
 TTIR_PASSES: tuple[str, ...] = (
@@ -62,6 +64,7 @@ TTGIR_PASSES: tuple[str, ...] = (
     "canonicalize",
     "cse",
     "dce",
+    "pipeline",
     "optimize-dot-operands",
     "allocate-shared-memory",
     "allocate-shared-buffers",
@@ -74,6 +77,7 @@ class PassOptions:
     threads_per_warp: int = 32
     num_ctas: int = 1
     arch: str = "sm_89"
+    num_stages: int = 3
 
     @property
     def target(self) -> str:
@@ -133,6 +137,8 @@ def make_pass(name: str, options: PassOptions) -> ModulePass:
             num_ctas=options.num_ctas,
             target=options.target,
         )
+    if name == "pipeline":
+        return SoftwarePipelinePass(num_stages=options.num_stages)
     raise KeyError(f"no pass named {name!r}")
 
 

@@ -36,6 +36,8 @@ shared memory.
 
 from __future__ import annotations
 
+from collections import deque
+
 from xdsl.context import Context
 from xdsl.dialects import cf, scf
 from xdsl.dialects.builtin import IntegerType, ModuleOp
@@ -155,10 +157,12 @@ class _LayoutGraph:
             g for g, ms in self.members.items() if any(_layout(m) != _layout(ms[0]) for m in ms)
         }
         self.anchors: list[SSAValue] = []
-        for _, _, v in sorted(anchors, key=lambda a: (a[0], a[1])):
+        self.priority: dict[SSAValue, int] = {}
+        for p, _, v in sorted(anchors, key=lambda a: (a[0], a[1])):
             g = self.groups.find(v)
-            if g not in self.anchors:
+            if g not in self.priority:
                 self.anchors.append(g)
+                self.priority[g] = p
 
     @staticmethod
     def _anchor_priority(op: Operation) -> int | None:
@@ -205,12 +209,15 @@ class _LayoutGraph:
         chosen: dict[SSAValue, Attribute | None] = {g: None for g in self.frozen}
         for a in self.anchors:
             chosen.setdefault(a, _layout(a))
-        for a in self.anchors:
-            if chosen[a] is None:
-                continue
-            stack = [a]
-            while stack:
-                g = stack.pop()
+        # dots flood first, then memory ops, then the rest; within a level breadth first
+        # from all its anchors at once: a free group takes the layout of the nearest
+        # (ties: program order), so a loop-carried pointer follows the load it feeds
+        for level in sorted(set(self.priority.values())):
+            queue = deque(
+                a for a in self.anchors if self.priority[a] == level and chosen[a] is not None
+            )
+            while queue:
+                g = queue.popleft()
                 for other, derive in edges.get(g, ()):
                     if other in chosen:
                         continue
@@ -219,7 +226,7 @@ class _LayoutGraph:
                     if layout is None or layout_rank(layout) != rank:
                         continue
                     chosen[other] = layout
-                    stack.append(other)
+                    queue.append(other)
         return {g: lay for g, lay in chosen.items() if lay is not None}
 
     # -- step 1b: retype, then mend the links that disagree

@@ -27,10 +27,12 @@ from llvmlite import ir
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
-from tritium.codegen.lower.local_memory import addressing, local_sync
+from tritium.codegen.lower.local_memory import TileAddressing, local_sync
 from tritium.codegen.lower.memory import vector_width as global_vector_width
 from tritium.codegen.lower.shared import barrier, smem_pointer, store_shared
 from tritium.codegen.lower.types import i32, memory_type
+from tritium.codegen.scratch import element_bytes
+from tritium.ir.shared_layout import memdesc_tile
 from tritium.passes.utils import constant_value
 
 TOKEN = ir.Constant(i32, 0)
@@ -47,7 +49,11 @@ def async_copy(ctx: FunctionLowering, op: Operation) -> None:
         raise unsupported(op, "async copies zero-fill masked elements: `other` must be 0")
     b = ctx.builder
     local_sync(ctx, op)
-    acc = addressing(ctx, op.src.type, op.result_buf.type)
+    # the pointers' layout, the buffer's element size (not a pointer's 8 bytes)
+    mem = op.result_buf.type
+    acc = TileAddressing(
+        ctx.layout(op.src.type), memdesc_tile(mem), element_bytes(mem.element_type)
+    )
     layout = acc.layout
     ptrs = ctx.get(op.src)
     masks = ctx.get(op.mask) if op.mask is not None else None

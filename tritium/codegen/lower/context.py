@@ -62,6 +62,8 @@ class FunctionLowering:
         self.loop_hints: dict = {}  # (id(scf.for), iter arg) -> assumption hint (control_flow.py)
         self.smem_offsets: dict[Operation, int] = {}  # scratch byte offsets (allocation.py)
         self.barrier_points: set[tuple[int, int]] = set()  # where bar.sync goes (membar.py)
+        # local_load results an mma dot reads itself (value -> (tile base, memdesc type))
+        self.tiles: dict[SSAValue, tuple[ir.Value, Attribute]] = {}
 
     # ----------------------------------------------------------------- values
 

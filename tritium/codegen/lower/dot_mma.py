@@ -35,7 +35,7 @@ from tritium.ir.types import element_type, shape_of
 _KINDS = {Float16Type: ("f16", 16), BFloat16Type: ("bf16", 16), Float32Type: ("tf32", 8)}
 
 
-def _word(ctx: FunctionLowering, regs: list[ir.Value], first: int, per_word: int, memo) -> ir.Value:
+def _word(ctx: FunctionLowering, regs, first: int, per_word: int, memo) -> ir.Value:
     """The b32 word holding registers first .. first + per_word - 1 (tf32: rounded)."""
     key = first
     if key in memo:
@@ -43,14 +43,51 @@ def _word(ctx: FunctionLowering, regs: list[ir.Value], first: int, per_word: int
     b = ctx.builder
     if per_word == 1:
         fty = ir.FunctionType(i32, [f32])
-        word = b.asm(fty, "cvt.rna.tf32.f32 $0, $1;", "=r,f", [regs[first]], side_effect=False)
+        word = b.asm(fty, "cvt.rna.tf32.f32 $0, $1;", "=r,f", [regs.get(first)], side_effect=False)
     else:
-        vec = ir.Constant(ir.VectorType(regs[first].type, per_word), None)
+        vec = ir.Constant(ir.VectorType(regs.get(first).type, per_word), None)
         for j in range(per_word):
-            vec = b.insert_element(vec, regs[first + j], ir.Constant(i32, j))
+            vec = b.insert_element(vec, regs.get(first + j), ir.Constant(i32, j))
         word = b.bitcast(vec, i32)
     memo[key] = word
     return word
+
+
+class _Operand:
+    """An operand's registers: already lowered, or read from its shared tile on demand
+    (a `local_load` deferred to the dot: ldmatrix, or vector ld.shared)."""
+
+    def __init__(self, ctx: FunctionLowering, value):
+        self.ctx, self.value = ctx, value
+        self.tile = ctx.tiles.get(value)
+        self.reader = None
+        self.plain: dict[int, ir.Value] = {}
+        if self.tile is None:
+            self.regs = ctx.get(value)
+        else:
+            from tritium.codegen.lower.ldmatrix import LdmatrixReader
+
+            base, mem = self.tile
+            self.reader = LdmatrixReader.of(ctx, value.type, base, mem)
+
+    def fetch(self, registers) -> None:
+        if self.tile is None:
+            return
+        if self.reader is not None:
+            self.reader.fetch(registers)
+            return
+        from tritium.codegen.lower.local_memory import load_registers
+
+        want = set(registers) - set(self.plain)
+        if want:
+            base, mem = self.tile
+            self.plain.update(load_registers(self.ctx, self.value.type, base, mem, want))
+
+    def get(self, r: int) -> ir.Value:
+        if self.tile is None:
+            return self.regs[r]
+        self.fetch([r])
+        return self.reader.regs[r] if self.reader is not None else self.plain[r]
 
 
 @dataclass(frozen=True)
@@ -99,7 +136,11 @@ def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
     if len(shape_of(op.d.type)) != 2:
         raise unsupported(op, "batched (3D) dots are not supported on mma")
     la, lb, lc = ctx.layout(op.a.type), ctx.layout(op.b.type), ctx.layout(op.d.type)
-    a, bb = ctx.get(op.a), ctx.get(op.b)
+    a, bb = _Operand(ctx, op.a), _Operand(ctx, op.b)
+    from tritium.codegen.lower.local_memory import local_sync
+
+    for k in range(int(a.tile is not None) + int(bb.tile is not None)):
+        local_sync(ctx, op, k)  # the tiles are read here (local_membar.py)
     acc = list(ctx.get(op.c))
     try:
         steps = mma_steps(la, lb, lc, shape_of(op.a.type)[1], instr_k, per_word)
@@ -113,12 +154,26 @@ def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
     constraint = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3"
     words_a: dict = {}
     words_b: dict = {}
-    for st in steps:
-        fa = [_word(ctx, a, r, per_word, words_a) for r in st.a]
-        fb = [_word(ctx, bb, r, per_word, words_b) for r in st.b]
-        res = b.asm(fty, text, constraint, fa + fb + [acc[r] for r in st.c], side_effect=False)
-        for j, r in enumerate(st.c):
-            acc[r] = b.extract_value(res, j)
+    # K step by K step; the fragments of step k + 1 are read (ldmatrix) before the mmas of
+    # step k are issued, so the loads overlap the tensor-core work (register double buffer)
+    k_steps = max(1, shape_of(op.a.type)[1] // instr_k)
+    per = len(steps) // k_steps
+    chunks = [steps[i * per : (i + 1) * per] for i in range(k_steps)]
+
+    def prefetch(chunk) -> None:
+        a.fetch({r + j for st in chunk for r in st.a for j in range(per_word)})
+        bb.fetch({r + j for st in chunk for r in st.b for j in range(per_word)})
+
+    prefetch(chunks[0])
+    for i, chunk in enumerate(chunks):
+        if i + 1 < len(chunks):
+            prefetch(chunks[i + 1])
+        for st in chunk:
+            fa = [_word(ctx, a, r, per_word, words_a) for r in st.a]
+            fb = [_word(ctx, bb, r, per_word, words_b) for r in st.b]
+            res = b.asm(fty, text, constraint, fa + fb + [acc[r] for r in st.c], side_effect=False)
+            for j, r in enumerate(st.c):
+                acc[r] = b.extract_value(res, j)
     # registers that duplicate another (replicated layouts) take its final value
     first = register_index(lc)
     ctx.set(op.d, [acc[first[lc.register_coord(r)]] for r in range(lc.num_registers)])

@@ -78,36 +78,69 @@ def ldmatrix_plan(acc: TileAddressing, enc: DotOperandEncodingAttr, bits: int):
     return address_layout, transposed, words, x
 
 
-def try_ldmatrix(ctx: FunctionLowering, op: Operation, base: ir.Value) -> list[ir.Value] | None:
-    enc = encoding_of(op.result.type)
-    if not isinstance(enc, DotOperandEncodingAttr):
-        return None
-    acc = addressing(ctx, op.result.type, op.src.type)
-    bits = bitwidth(op.result.type)
-    plan = ldmatrix_plan(acc, enc, bits)
-    if plan is None:
-        return None
-    address_layout, transposed, words, x = plan
-    layout = acc.layout
-    addr_acc = TileAddressing(address_layout, acc.tile, acc.elem_bytes)
-    thread = addr_acc.thread_offset(ctx)
-    per_word = 32 // bits
-    ty = llvm_type(op.result.type)
-    name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{x}{'.trans' if transposed else ''}.b16"
-    ret = i32 if x == 1 else ir.LiteralStructType([i32] * x)
-    fn = ctx.intrinsic(name, ret, [ir.PointerType(addrspace=3)])
-    b = ctx.builder
-    from tritium.codegen.lower.shared import smem_pointer
+class LdmatrixReader:
+    """The registers of an mma operand's `local_load`, read from its tile with ldmatrix
+    one instruction (x4: four words) at a time, when first asked for: the dot reads
+    each K step's fragments just before its mma.sync instructions (dot_mma.py)."""
 
-    out: list[ir.Value] = []
-    for first in range(0, words, x):
-        coord = layout.register_coord(first * per_word)
-        addr = addr_acc.address(ctx, base, coord, thread)
+    def __init__(self, ctx: FunctionLowering, result_type, base: ir.Value, mem_type, plan):
+        address_layout, self.transposed, self.words, self.x = plan
+        acc = addressing(ctx, result_type, mem_type)
+        self.ctx, self.base = ctx, base
+        self.layout = acc.layout
+        self.addr_acc = TileAddressing(address_layout, acc.tile, acc.elem_bytes)
+        self.per_word = 32 // bitwidth(result_type)
+        self.ty = llvm_type(result_type)
+        self.regs: dict[int, ir.Value] = {}
+
+    @classmethod
+    def of(cls, ctx: FunctionLowering, result_type, base: ir.Value, mem_type):
+        """A reader, or None when ldmatrix cannot produce this layout from this tile."""
+        enc = encoding_of(result_type)
+        if not isinstance(enc, DotOperandEncodingAttr):
+            return None
+        acc = addressing(ctx, result_type, mem_type)
+        plan = ldmatrix_plan(acc, enc, bitwidth(result_type))
+        return None if plan is None else cls(ctx, result_type, base, mem_type, plan)
+
+    def fetch(self, registers) -> None:
+        """Emit the instructions holding `registers` that were not emitted yet."""
+        firsts = sorted({(r // self.per_word) // self.x * self.x for r in registers})
+        for first in firsts:
+            if first * self.per_word not in self.regs:
+                self._load(first)
+
+    def get(self, r: int) -> ir.Value:
+        self.fetch([r])
+        return self.regs[r]
+
+    def all(self) -> list[ir.Value]:
+        self.fetch(range(self.layout.num_registers))
+        return [self.regs[r] for r in range(self.layout.num_registers)]
+
+    def _load(self, first: int) -> None:
+        ctx, x = self.ctx, self.x
+        name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{x}{'.trans' if self.transposed else ''}.b16"
+        ret = i32 if x == 1 else ir.LiteralStructType([i32] * x)
+        fn = ctx.intrinsic(name, ret, [ir.PointerType(addrspace=3)])
+        b = ctx.builder
+        from tritium.codegen.lower.shared import smem_pointer
+
+        coord = self.layout.register_coord(first * self.per_word)
+        thread = self.addr_acc.thread_offset(ctx)
+        addr = self.addr_acc.address(ctx, self.base, coord, thread)
         res = b.call(fn, [smem_pointer(ctx, addr)])
         got = [res] if x == 1 else [b.extract_value(res, j) for j in range(x)]
+        r = first * self.per_word
         for word in got:
-            out += _unpack(b, word, ty, per_word)
-    return out
+            for v in _unpack(b, word, self.ty, self.per_word):
+                self.regs[r] = v
+                r += 1
+
+
+def try_ldmatrix(ctx: FunctionLowering, op: Operation, base: ir.Value) -> list[ir.Value] | None:
+    reader = LdmatrixReader.of(ctx, op.result.type, base, op.src.type)
+    return None if reader is None else reader.all()
 
 
 def _unpack(b: ir.IRBuilder, word: ir.Value, ty: ir.Type, per_word: int) -> list[ir.Value]:
@@ -117,4 +150,4 @@ def _unpack(b: ir.IRBuilder, word: ir.Value, ty: ir.Type, per_word: int) -> list
     return [b.extract_element(vec, ir.Constant(i32, j)) for j in range(per_word)]
 
 
-__all__ = ["ldmatrix_plan", "try_ldmatrix"]
+__all__ = ["LdmatrixReader", "ldmatrix_plan", "try_ldmatrix"]

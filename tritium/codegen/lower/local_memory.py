@@ -40,7 +40,7 @@ from tritium.codegen.scratch import element_bytes
 from tritium.ir.layouts import LinearLayout
 from tritium.ir.shared_layout import SharedTile, memdesc_tile
 from tritium.ir.ttg_mma import MemDescType, memdesc_bytes
-from tritium.ir.types import element_type
+from tritium.ir.types import element_type, encoding_of
 
 OFFSET_ATTR = "allocation.offset"
 
@@ -198,10 +198,33 @@ def local_load(ctx: FunctionLowering, op: Operation) -> None:
     _check_tile(ctx, op.result.type, op.src.type)
     local_sync(ctx, op)
     base = ctx.get1(op.src)
+    if read_by_mma(op):
+        ctx.tiles[op.result] = (base, op.src.type)  # dot_mma.py reads it step by step
+        return
     regs = try_ldmatrix(ctx, op, base)
     if regs is None:
         regs = load_tile(ctx, op.result.type, base, op.src.type)
     ctx.set(op.result, regs)
+
+
+def read_by_mma(op: Operation) -> bool:
+    """Whether every use of a local_load is an mma.sync dot in its block, which then reads
+    the tile itself, K step by K step (fewer live registers, loads next to their mmas)."""
+    from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
+
+    enc = encoding_of(op.result.type)
+    if not isinstance(enc, DotOperandEncodingAttr) or not isinstance(
+        enc.parent, NvidiaMmaEncodingAttr
+    ):
+        return False
+    uses = list(op.result.uses)
+    return bool(uses) and all(
+        u.operation.name == "tt.dot"
+        and u.index < 2
+        and u.operation.parent_block() is op.parent_block()
+        and isinstance(encoding_of(u.operation.results[0].type), NvidiaMmaEncodingAttr)
+        for u in uses
+    )
 
 
 def load_tile(ctx: FunctionLowering, tensor_type, base: ir.Value, mem_type) -> list[ir.Value]:
@@ -245,5 +268,6 @@ __all__ = [
     "load_registers",
     "load_tile",
     "local_sync",
+    "read_by_mma",
     "store_tile",
 ]

@@ -113,7 +113,17 @@ def smem_pointer(ctx: FunctionLowering, offset: ir.Value) -> ir.Value:
 
 
 def barrier(ctx: FunctionLowering) -> None:
-    ctx.builder.call(ctx.intrinsic("llvm.nvvm.barrier0", ir.VoidType(), []), [])
+    """`bar.sync 0`, unless the previous instruction of the block already is one (no
+    shared-memory access can sit between them: back-to-back barriers are one)."""
+    fn = ctx.intrinsic("llvm.nvvm.barrier0", ir.VoidType(), [])
+    block = ctx.builder.block
+    if block.instructions and _is_call_to(block.instructions[-1], fn):
+        return
+    ctx.builder.call(fn, [])
+
+
+def _is_call_to(instr: ir.Instruction, fn) -> bool:
+    return isinstance(instr, ir.CallInstr) and instr.callee is fn
 
 
 def store_shared(

@@ -1,0 +1,228 @@
+"""Run TTGIR with shared-memory tiles and async copies in tritium's CPU interpreter, checking
+the cross-thread hazards a GPU would race on.
+
+    with shared_memory_model(landing="wait") as model:
+        interpret(module, grid, args)                  # tritium.runtime.interpreter
+
+The interpreter runs one program at a time as if it were one thread; these handlers add
+the `ttg` memory ops (local_alloc / memdesc_index / async copies / commit / wait /
+local_load / local_store / local_dealloc) with the ordering rules of the GPU lowering:
+
+* a cp.async's data may land any time between its issue and the `async_wait` that
+  covers its commit group: `landing="issue"` writes it at once, `landing="wait"` at the
+  wait (a correct schedule computes the same in both);
+* `async_wait` (cp.async.wait_group + bar.sync), `local_alloc` without a source and
+  `local_dealloc` are barriers;
+* a read of a stage whose copy has not been waited for is a RAW race, and a copy into a
+  stage that some thread read since the last barrier is a WAR race: both raise
+  `HazardError`, as does a read of a stage nothing ever wrote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from tritium.ir.ttg_memory import (
+    AsyncCommitGroupOp,
+    AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
+    LocalAllocOp,
+    LocalDeallocOp,
+    LocalLoadOp,
+    LocalStoreOp,
+    MemDescIndexOp,
+)
+from tritium.runtime import interpreter as interp
+from tritium.runtime import interpreter_values as rep
+from tritium.runtime.interpreter_memory import MemoryFault
+
+
+class HazardError(AssertionError):
+    """The schedule would race on a GPU."""
+
+
+class SharedModel:
+    def __init__(self, landing: str):
+        assert landing in ("issue", "wait")
+        self.landing = landing
+        self.open: list = []  # copies issued since the last commit
+        self.groups: list[list] = []  # committed, not yet waited for
+        self.epoch = 0  # barriers so far
+        self.last_read: dict = {}  # (id(slots), index) -> epoch of its last read
+        self.copies = self.waits = self.barriers = 0
+
+    def barrier(self) -> None:
+        self.epoch += 1
+        self.barriers += 1
+
+    def pending(self, slots, index) -> bool:
+        return any(s is slots and i == index for g in [*self.groups, self.open] for s, i, _ in g)
+
+
+_MODEL: list[SharedModel] = []
+
+
+def _m() -> SharedModel:
+    return _MODEL[-1]
+
+
+def _alloc(op, fc):
+    out = fc(op.result)
+    src = fc(op.src) if op.src is not None else None
+    n = op.result.type.get_shape()[0]
+
+    def run(env, st):
+        _m().barrier()
+        if src is None:
+            env[out] = ([None] * n, None)
+        else:
+            env[out] = ([np.array(env[src])], 0)
+            _m().barrier()
+
+    return run
+
+
+def _index(op, fc):
+    src, idx, out = fc(op.src), fc(op.index), fc(op.result)
+
+    def run(env, st):
+        slots, _ = env[src]
+        i = int(env[idx])
+        if not 0 <= i < len(slots):
+            raise HazardError(f"ttg.memdesc_index {i} outside {len(slots)} stages")
+        env[out] = (slots, i)
+
+    return run
+
+
+def _copy(op, fc):
+    p, dst, tok = fc(op.src), fc(op.result_buf), fc(op.token)
+    m = fc(op.mask) if op.mask is not None else None
+    elem = op.result_buf.type.element_type
+    sdt = rep.storage_dtype(elem)
+
+    def run(env, st):
+        model = _m()
+        slots, i = env[dst]
+        if model.last_read.get((id(slots), i), -1) >= model.epoch:
+            raise HazardError("async copy into a stage read since the last barrier (WAR)")
+        mask = env[m] if m is not None else None
+        try:
+            raw = st.mem.load(env[p], mask, sdt, "load")
+        except MemoryFault as e:
+            raise interp._fault(op, e, st) from None
+        val = rep.from_storage(raw, elem)
+        if mask is not None:
+            val = np.where(mask, val, np.zeros_like(val))
+        model.open.append((slots, i, val))
+        model.copies += 1
+        if model.landing == "issue":
+            slots[i] = val
+        env[tok] = 0
+
+    return run
+
+
+def _commit(op, fc):
+    out = fc(op.result)
+
+    def run(env, st):
+        model = _m()
+        model.groups.append(model.open)
+        model.open = []
+        env[out] = 0
+
+    return run
+
+
+def _wait(op, fc):
+    out, num = fc(op.result), op.num
+
+    def run(env, st):
+        model = _m()
+        while len(model.groups) > num:
+            for slots, i, val in model.groups.pop(0):
+                slots[i] = val
+        model.waits += 1
+        model.barrier()
+        env[out] = 0
+
+    return run
+
+
+def _load(op, fc):
+    src, out = fc(op.src), fc(op.result)
+
+    def run(env, st):
+        model = _m()
+        slots, i = env[src]
+        if model.pending(slots, i):
+            raise HazardError("local_load of a stage whose async copy was not waited for (RAW)")
+        if slots[i] is None:
+            raise HazardError("local_load of a stage nothing wrote")
+        model.last_read[(id(slots), i)] = model.epoch
+        env[out] = slots[i]
+
+    return run
+
+
+def _store(op, fc):
+    src, dst = fc(op.src), fc(op.dst)
+
+    def run(env, st):
+        slots, i = env[dst]
+        _m().barrier()
+        slots[i] = np.array(env[src])
+        _m().barrier()
+
+    return run
+
+
+def _dealloc(op, fc):
+    src = fc(op.src)
+
+    def run(env, st):
+        slots, _ = env[src]
+        model = _m()
+        if any(model.pending(slots, i) for i in range(len(slots))):
+            raise HazardError("local_dealloc of a buffer with copies in flight")
+        model.barrier()
+
+    return run
+
+
+HANDLERS = {
+    LocalAllocOp: _alloc,
+    MemDescIndexOp: _index,
+    AsyncCopyGlobalToLocalOp: _copy,
+    AsyncCommitGroupOp: _commit,
+    AsyncWaitOp: _wait,
+    LocalLoadOp: _load,
+    LocalStoreOp: _store,
+    LocalDeallocOp: _dealloc,
+}
+
+
+@contextlib.contextmanager
+def shared_memory_model(landing: str = "wait"):
+    """Install the handlers for the duration of the block; yields the model (counters)."""
+    model = SharedModel(landing)
+    saved = {cls: interp._HANDLERS.get(cls) for cls in HANDLERS}
+    interp._HANDLERS.update(HANDLERS)
+    _MODEL.append(model)
+    try:
+        yield model
+        if model.groups or model.open:
+            raise HazardError("the kernel ended with async copies not waited for")
+    finally:
+        _MODEL.pop()
+        for cls, h in saved.items():
+            if h is None:
+                interp._HANDLERS.pop(cls, None)
+            else:
+                interp._HANDLERS[cls] = h
+
+
+__all__ = ["HazardError", "SharedModel", "shared_memory_model"]
