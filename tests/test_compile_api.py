@@ -128,3 +128,13 @@ def test_bad_launch_arguments():
         add_kernel[(1,)](x, x, x, BLOCK_SIZE=4)
     with pytest.raises(tritium.ArgumentError, match="unexpected keyword argument 'BLOCKSIZE'"):
         add_kernel[(1,)](x, x, x, 4, BLOCKSIZE=4)
+
+
+@pytest.mark.parametrize("t", ["fp32", "fp16", "fp64"])
+def test_float_mod_lowers_and_assembles(t, ptxas):
+    from tests.test_gpu_kernels import float_mod_kernel
+
+    k = tritium.compile(
+        float_mod_kernel, signature=f"*{t},*{t},*{t},i32", constexprs={"BLOCK": 128}
+    )
+    assert "cvt.rzi" in k.asm["ptx"] and "cubin" in k.asm

@@ -131,3 +131,26 @@ def test_torch_and_device_arrays_pass_without_copies():
     dout = tritium.empty((n,), np.float32)
     masked_where_kernel[(tritium.cdiv(n, 256),)](dx, dy, dout, n, BLOCK=256)
     np.testing.assert_allclose(dout.numpy(), ref.cpu().numpy(), rtol=1e-6)
+
+
+@tritium.jit
+def float_mod_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=1.0)
+    tl.store(out_ptr + offs, x % y, mask=mask)
+
+
+@pytest.mark.parametrize(
+    "dtype, rtol", [(np.float32, 1e-5), (np.float16, 2e-3), (np.float64, 1e-12)]
+)
+def test_float_mod_is_c_fmod(dtype, rtol):
+    n = 5000
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(n) * 20).astype(dtype)
+    y = (rng.uniform(0.5, 3.0, n) * rng.choice([-1, 1], n)).astype(dtype)
+    out = np.full(n, np.nan, dtype)
+    float_mod_kernel[(tritium.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+    ref = np.fmod(x.astype(np.float64), y.astype(np.float64))  # sign of the dividend, as C
+    np.testing.assert_allclose(out.astype(np.float64), ref, rtol=rtol, atol=rtol * 20)

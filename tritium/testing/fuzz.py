@@ -167,8 +167,7 @@ class _Gen:
         elif kind == "div":
             b = self.name()
             if ta.dtype in FLOATS or self.draw(st.booleans()):
-                ops = ["/", "%"] if self.profile == "cpu" else ["/"]  # no GPU arith.remf yet
-                op = self.draw(st.sampled_from(ops)) if ta.dtype in FLOATS else "/"
+                op = self.draw(st.sampled_from(["/", "%"])) if ta.dtype in FLOATS else "/"
                 den = (
                     BinOp("+", Unary("abs", b), Lit(1.0)) if self.draw(st.booleans()) else Lit(2.0)
                 )

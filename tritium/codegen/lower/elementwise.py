@@ -197,6 +197,15 @@ def float_binary(ctx: FunctionLowering, op: Operation) -> None:
     _binary(ctx, op, emit)
 
 
+@lowers("arith.remf")
+def remf(ctx: FunctionLowering, op: Operation) -> None:
+    # C's fmod (the remainder has the dividend's sign): LLVM's frem, which NVPTX expands
+    # to x - trunc(x / y) * y with an IEEE division. f16/bf16 compute in f32.
+    ty = llvm_type(op.lhs.type)
+    frem = ctx.builder.frem
+    _binary(ctx, op, frem if isinstance(ty, ir.DoubleType) else in_f32(ctx, ty, frem))
+
+
 @lowers("arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf")
 def float_min_max(ctx: FunctionLowering, op: Operation) -> None:
     # maxnum/minnum: a NaN operand is ignored. maximum/minimum: NaN propagates and
