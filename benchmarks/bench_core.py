@@ -6,7 +6,7 @@
     b.fill(row, "rms_norm_simple_kernel", lambda k, out: k[(rows,)](x, w, out, ...),
            lambda: F.rms_norm(x, ...), ref, b.allclose(ref, 1e-4, 1e-5), nbytes)
 
-`fill` runs tritium's kernel (examples/), upstream's copy (upstream_kernels.py) and torch,
+`fill` runs tritium's kernel (examples/), its upstream twin (upstream_kernels.py) and torch,
 each checked against `ref` before it is timed; a failure fills that cell with
 "error: ..." or "WRONG: ..." and the others still run.
 """
