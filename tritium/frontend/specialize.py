@@ -13,6 +13,7 @@ import numbers
 
 import numpy as np
 
+from tritium.dtype_names import DTYPE_TO_TRITON
 from tritium.errors import ArgumentError
 from tritium.frontend import core
 from tritium.frontend.core import constexpr
@@ -30,21 +31,7 @@ LAUNCH_OPTIONS = frozenset(
     }
 )
 
-_NP_TO_SIG = {
-    "bool": "i1",
-    "int8": "i8",
-    "int16": "i16",
-    "int32": "i32",
-    "int64": "i64",
-    "uint8": "u8",
-    "uint16": "u16",
-    "uint32": "u32",
-    "uint64": "u64",
-    "float16": "fp16",
-    "float32": "fp32",
-    "float64": "fp64",
-    "bfloat16": "bf16",
-}
+_NP_TO_SIG = DTYPE_TO_TRITON
 _TYPESTR_TO_SIG = {
     "b1": "i1",
     "i1": "i8",
@@ -113,7 +100,17 @@ def _ndarray_key(v: np.ndarray):
     return ("*" + sig, not v.ctypes.data & 15)
 
 
-_NP_SIG_BY_DTYPE = {np.dtype(k): v for k, v in _NP_TO_SIG.items() if k != "bfloat16"}
+def _numpy_dtypes() -> dict:
+    out = {}
+    for name, sig in _NP_TO_SIG.items():
+        try:
+            out[np.dtype(name)] = sig
+        except TypeError:  # bfloat16, fp8: not numpy dtypes (ml_dtypes' are found by name)
+            pass
+    return out
+
+
+_NP_SIG_BY_DTYPE = _numpy_dtypes()
 
 # Per-type key functions: the launch fast path does one dict lookup per argument. Types
 # seen for the first time (torch tensors, device arrays) are added by `_learn`.
@@ -194,6 +191,13 @@ def launch_key(kinds, vals):
     return tuple(out)
 
 
+def _launch_dtype(sig: str):
+    try:
+        return core.dtype_from_signature(sig)
+    except KeyError:
+        raise ArgumentError(f"arguments of type {sig} are not supported yet") from None
+
+
 def build_spec(fn, vals):
     """The KernelSpec for parameter values `vals` (in order) of JITFunction `fn`."""
     from tritium.frontend.ttir import KernelSpec
@@ -205,11 +209,11 @@ def build_spec(fn, vals):
             spec.constants[name] = constexpr(key[1])
             continue
         if isinstance(key, str):
-            spec.types[name] = core.dtype_from_signature(key)
+            spec.types[name] = _launch_dtype(key)
             continue
         sig = key[0]
         if sig.startswith("*"):
-            spec.types[name] = core.dtype_from_signature(sig)
+            spec.types[name] = _launch_dtype(sig)
             if key[1] and name not in fn.do_not_specialize:
                 spec.divisible_by_16.add(name)
             continue
@@ -217,7 +221,7 @@ def build_spec(fn, vals):
         if is_one:
             spec.constants[name] = constexpr(1)
             continue
-        spec.types[name] = core.dtype_from_signature(sig)
+        spec.types[name] = _launch_dtype(sig)
         if div16:
             spec.divisible_by_16.add(name)
     return spec

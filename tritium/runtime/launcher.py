@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from tritium.dtype_names import DTYPE_TO_TRITON, dtype_to_triton
 from tritium.errors import ArgumentError, LaunchError
 from tritium.runtime import driver
 from tritium.runtime.arrays import DeviceArray
@@ -71,33 +72,7 @@ SCALAR_TYPES: dict[str, tuple[str, Any, Any]] = {
     "fp64": ("d", None, None),
 }
 
-# dtype names (numpy's, torch's without "torch.", ml_dtypes') -> Triton element type.
-_DTYPE_TO_TRITON = {
-    "bool": "i1",
-    "int8": "i8",
-    "int16": "i16",
-    "int32": "i32",
-    "int64": "i64",
-    "uint8": "u8",
-    "uint16": "u16",
-    "uint32": "u32",
-    "uint64": "u64",
-    "float16": "fp16",
-    "bfloat16": "bf16",
-    "float32": "fp32",
-    "float64": "fp64",
-    "float8_e4m3fn": "fp8e4nv",
-    "float8_e5m2": "fp8e5",
-    "float8_e4m3fnuz": "fp8e4b8",
-    "float8_e5m2fnuz": "fp8e5b16",
-}
-_POINTEE_TYPES = frozenset(SCALAR_TYPES) | frozenset(_DTYPE_TO_TRITON.values())
-
-
-def dtype_to_triton(dtype: Any) -> str | None:
-    """'fp32' for np.float32 / torch.float32 / '<f4'; None for a dtype Triton has no name for."""
-    name = dtype.name if isinstance(dtype, np.dtype) else str(dtype).rsplit(".", 1)[-1]
-    return _DTYPE_TO_TRITON.get(name)
+_POINTEE_TYPES = frozenset(SCALAR_TYPES) | frozenset(DTYPE_TO_TRITON.values())
 
 
 def _bf16_bits(x: Any) -> int:
