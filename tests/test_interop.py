@@ -111,6 +111,24 @@ def matmul_case(rng):  # (a, b, c, M, N, K), BLOCK 64 x 64 x 32
     return (3, 2, 1), [a, b, c, 130, 90, 72], 2, a.astype(np.float64) @ b
 
 
+def _fp16_operands(rng, M=130, N=90, K=72):
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float16)
+    return a, b, c, a.astype(np.float64) @ b.astype(np.float64)
+
+
+def matmul_fp16_case(rng):  # grouped (a, b, c, M, N, K, 6 strides), BLOCK 64 x 64 x 32
+    a, b, c, ref = _fp16_operands(rng)
+    args = [a, b, c, 130, 90, 72, 72, 1, 90, 1, 90, 1]
+    return (6, 1, 1), args, 2, ref
+
+
+def matmul_autotune_case(rng):  # (a, b, c, M, N, K), BLOCK 64 x 64 x 32
+    a, b, c, ref = _fp16_operands(rng)
+    return (3, 2, 1), [a, b, c, 130, 90, 72], 2, ref
+
+
 # upstream's .ttir files (num_warps as upstream chose them: see the .ttgir beside each)
 UPSTREAM_CASES = {
     "add_kernel": Case(add_case, rtol=2**-24, atol=0),
@@ -129,6 +147,8 @@ EXAMPLE_CASES = {
     "online": UPSTREAM_CASES["online_softmax_kernel"],
     "layer_norm": Case(layer_norm_case, rtol=1e-4, atol=1e-5),
     "matmul": UPSTREAM_CASES["matmul_tiled_kernel"],
+    "matmul_fp16": Case(matmul_fp16_case, frobenius=1e-2),
+    "matmul_autotune": Case(matmul_autotune_case, frobenius=1e-2),
 }
 
 

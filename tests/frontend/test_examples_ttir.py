@@ -11,6 +11,8 @@ import pytest
 from examples.causal_softmax import softmax_causal_simple_kernel
 from examples.layer_norm import layer_norm_kernel
 from examples.matmul import matmul_tiled_kernel
+from examples.matmul_autotune import matmul_kernel as matmul_autotune_kernel
+from examples.matmul_fp16_grouped import matmul_fp16_grouped_kernel
 from examples.online_softmax import online_softmax_kernel
 from examples.rms_norm import rms_norm_simple_kernel
 from examples.softmax import softmax_kernel
@@ -22,6 +24,18 @@ from tritium.ir.printer import print_ir
 UPSTREAM = pathlib.Path(__file__).resolve().parents[1] / "data" / "upstream"
 
 KERNELS = {
+    "matmul_fp16": (
+        matmul_fp16_grouped_kernel,
+        "*fp16:16,*fp16:16,*fp16:16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
+        {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8},
+        ["tt.dot", "scf.for", "arith.truncf", "arith.minsi"],
+    ),
+    "matmul_autotune": (
+        matmul_autotune_kernel,
+        "*fp16:16,*fp16:16,*fp16:16,i32,i32,i32",
+        {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32},
+        ["tt.dot", "scf.for", "arith.truncf"],
+    ),
     "add": (
         add_kernel,
         "*fp32:16,*fp32:16,*fp32:16,i32",

@@ -53,6 +53,7 @@ from tritium.passes.dce import RemoveDeadOps, has_volatile_access
 from tritium.passes.utils import (
     constant_value,
     is_exact_float_type,
+    keep_locations,
     make_constant,
     wrap_int,
 )
@@ -349,7 +350,7 @@ def canonicalize(module: Operation, extra: tuple[RewritePattern, ...] = ()) -> N
     applier = GreedyRewritePatternApplier(
         [p() for p in TTIR_PATTERNS] + list(extra), dce_enabled=False
     )
-    PatternRewriteWalker(applier).rewrite_region(module.regions[0])
+    PatternRewriteWalker(applier, listener=keep_locations()).rewrite_region(module.regions[0])
 
 
 class CanonicalizePass(ModulePass):

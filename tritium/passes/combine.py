@@ -39,7 +39,7 @@ from xdsl.transforms.common_subexpression_elimination import (
 from tritium.ir import arith, tt
 from tritium.passes.canonicalize import replace_with
 from tritium.passes.dce import has_volatile_access
-from tritium.passes.utils import constant_value
+from tritium.passes.utils import constant_value, keep_locations
 
 
 class CombineDotAdd(RewritePattern):
@@ -92,7 +92,7 @@ def combine(module: Operation) -> None:
     applier = GreedyRewritePatternApplier(
         [CombineDotAdd(), CombineSelectMaskedLoad()], dce_enabled=False
     )
-    PatternRewriteWalker(applier).rewrite_region(module.regions[0])
+    PatternRewriteWalker(applier, listener=keep_locations()).rewrite_region(module.regions[0])
 
 
 class CombinePass(ModulePass):

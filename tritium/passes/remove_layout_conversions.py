@@ -63,6 +63,7 @@ from tritium.passes.utils import (
     insert_after,
     insert_before,
     is_elementwise,
+    keep_locations,
     same_layout_values,
     set_layout,
     walk_values,
@@ -347,7 +348,7 @@ def rematerialize(module: Operation) -> None:
 
 def fold_converts(module: Operation) -> None:
     applier = GreedyRewritePatternApplier([RemoveDeadOps(), FoldConvertLayout()], dce_enabled=False)
-    PatternRewriteWalker(applier).rewrite_region(module.regions[0])
+    PatternRewriteWalker(applier, listener=keep_locations()).rewrite_region(module.regions[0])
 
 
 def isolate_anchors(module: Operation) -> None:

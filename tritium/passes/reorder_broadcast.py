@@ -36,7 +36,7 @@ from xdsl.pattern_rewriter import (
 from tritium.ir import tt
 from tritium.ir.types import element_type, encoding_of, is_tensor, shape_of, with_shape
 from tritium.passes.canonicalize import replace_with
-from tritium.passes.utils import constant_value, is_elementwise, make_constant
+from tritium.passes.utils import constant_value, is_elementwise, keep_locations, make_constant
 
 
 def _rebuild(op: Operation, operands: list[SSAValue], result_type) -> Operation:
@@ -119,7 +119,7 @@ def reorder_broadcast(module: Operation) -> None:
     applier = GreedyRewritePatternApplier(
         [MoveSplatAfterElementwise(), MoveBroadcastAfterElementwise()], dce_enabled=False
     )
-    PatternRewriteWalker(applier).rewrite_region(module.regions[0])
+    PatternRewriteWalker(applier, listener=keep_locations()).rewrite_region(module.regions[0])
 
 
 class ReorderBroadcastPass(ModulePass):

@@ -255,3 +255,22 @@ def round_float(value: float, elem: Attribute) -> float:
 def is_exact_float_type(t: Attribute) -> bool:
     """Float types whose arithmetic numpy reproduces exactly (IEEE single and double)."""
     return isinstance(t, Float32Type | Float64Type)
+
+
+def keep_locations():
+    """A rewriter listener under which ops that replace an op take over its source location.
+
+    xDSL's pattern rewriter leaves new ops at `loc(unknown)` (e.g. when a canonicalization
+    puts a constant operand on the right of a commutative op); diagnostics, dumps and
+    upstream interop want every op to keep pointing at the user's line.
+    """
+    from xdsl.dialects.builtin import UnknownLoc
+    from xdsl.ir import OpResult
+    from xdsl.pattern_rewriter import PatternRewriterListener
+
+    def on_replace(op: Operation, new_results) -> None:
+        for v in new_results:
+            if isinstance(v, OpResult) and isinstance(v.op.location, UnknownLoc):
+                v.op.location = op.location
+
+    return PatternRewriterListener(operation_replacement_handler=[on_replace])
