@@ -172,7 +172,7 @@ def lower(
     """TTIR module -> asm dict with ttgir, llir, ptx (and cubin / sass when the tools exist)."""
     from tritium.codegen import lower_to_llvm
     from tritium.codegen.ptx import llir_to_ptx
-    from tritium.codegen.tools import _run_ptxas, disassemble
+    from tritium.codegen.tools import assemble, disassemble
     from tritium.passes.pipeline import run_ttgir_passes
 
     asm: dict = {}
@@ -193,10 +193,11 @@ def lower(
     if stop == "ptx":
         return asm
     with _timed(timings, "ptxas"):
-        res = _run_ptxas(asm["ptx"], options.arch, ["-v"])  # -v: registers and spills
+        res = assemble(asm["ptx"], options.arch)  # with -v: registers and spills
     cubin = None if res is None else res[0]
     if res is not None and "_meta" in asm:
-        asm["_meta"] = {**asm["_meta"], **_ptxas_usage(res[1])}
+        usage = {k: res[1][k] for k in ("registers", "spill_stores", "spill_loads")}
+        asm["_meta"] = {**asm["_meta"], **usage}
     if cubin is not None:
         asm["cubin"] = cubin
         if stop == "sass":
@@ -206,21 +207,6 @@ def lower(
                 asm["sass"] = sass
                 dumper.write("sass", sass, "sass")
     return asm
-
-
-def _ptxas_usage(log: str) -> dict:
-    """Registers and spill bytes from `ptxas -v`'s report."""
-    import re
-
-    def grab(pattern: str) -> int:
-        m = re.search(pattern, log)
-        return int(m.group(1)) if m else 0
-
-    return {
-        "registers": grab(r"Used (\d+) registers"),
-        "spill_stores": grab(r"(\d+) bytes spill stores"),
-        "spill_loads": grab(r"(\d+) bytes spill loads"),
-    }
 
 
 def warn_spills(fn, metadata: dict) -> None:

@@ -62,12 +62,8 @@ def ptxas(ptx: str, arch: str = "sm_89") -> bytes | None:
     return None if res is None else res[0]
 
 
-def ptxas_usage(ptx: str, arch: str = "sm_89") -> dict | None:
+def parse_usage(log: str) -> dict:
     """ptxas -v's resource report: registers, stack frame, spills, shared and local bytes."""
-    res = _run_ptxas(ptx, arch, ["-v"])
-    if res is None:
-        return None
-    log = res[1]
 
     def grab(pattern: str) -> int:
         m = re.search(pattern, log)
@@ -80,8 +76,19 @@ def ptxas_usage(ptx: str, arch: str = "sm_89") -> dict | None:
         "spill_loads": grab(r"(\d+) bytes spill loads"),
         "shared": grab(r"(\d+) bytes smem"),
         "local": grab(r"(\d+) bytes lmem"),
-        "log": log,
     }
+
+
+def assemble(ptx: str, arch: str = "sm_89") -> tuple[bytes, dict] | None:
+    """One ptxas -v run: the cubin and its resource report; None when ptxas is absent."""
+    res = _run_ptxas(ptx, arch, ["-v"])
+    return None if res is None else (res[0], parse_usage(res[1]))
+
+
+def ptxas_usage(ptx: str, arch: str = "sm_89") -> dict | None:
+    """ptxas -v's resource report for `ptx`; None when ptxas is not installed."""
+    res = assemble(ptx, arch)
+    return None if res is None else res[1]
 
 
 def disassemble(cubin: bytes) -> str | None:

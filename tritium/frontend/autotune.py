@@ -202,12 +202,13 @@ class _DeviceView:
 
     def __init__(self, host: np.ndarray):
         from tritium.runtime import driver
+        from tritium.runtime.launcher import host_span
 
         self.driver = driver
         self.dtype = host.dtype
         self.shape = host.shape
         self.host = host
-        lo, hi = _span(host)
+        lo, hi = host_span(host)
         self.offset = host.ctypes.data - lo  # where element 0 is within the span
         self.nbytes = hi - lo
         self.alloc = driver.mem_alloc(self.nbytes + lo % self.ALIGN) if self.nbytes else 0
@@ -252,19 +253,6 @@ class _DeviceView:
         if self.alloc:
             self.driver.mem_free(self.alloc, quiet=True)
             self.alloc = 0
-
-
-def _span(a: np.ndarray) -> tuple[int, int]:
-    """[low, high) host addresses a (possibly strided) array touches."""
-    lo = hi = a.ctypes.data
-    if a.size == 0:
-        return lo, hi
-    for n, s in zip(a.shape, a.strides):
-        if s >= 0:
-            hi += (n - 1) * s
-        else:
-            lo += (n - 1) * s
-    return lo, hi + a.itemsize
 
 
 def _zero(x) -> None:

@@ -141,7 +141,7 @@ def _pointer_kind_error(p: Param, i: int, arg: Any) -> ArgumentError:
     )
 
 
-def _span(a: np.ndarray) -> tuple[int, int]:
+def host_span(a: np.ndarray) -> tuple[int, int]:
     """[low, high) host addresses of the memory a (possibly strided) numpy array touches."""
     if a.size == 0:
         return a.ctypes.data, a.ctypes.data
@@ -163,7 +163,7 @@ class _Staging:
     ALIGN = 256
 
     def __init__(self, arrays: list[np.ndarray]):
-        spans = sorted((*_span(a), a.flags.writeable) for a in arrays if a.size)
+        spans = sorted((*host_span(a), a.flags.writeable) for a in arrays if a.size)
         self.groups: list[list] = []  # [lo, hi, writeable, allocation, device address of lo]
         for lo, hi, w in spans:
             if self.groups and lo < self.groups[-1][1]:
