@@ -6,7 +6,8 @@ upstream Triton, on an empty kernel with add_kernel's signature (3 pointers and 
 Each row launches the kernel N times back to back and synchronizes once; the best of
 `--repeat` runs is divided by N. The kernel does nothing, so this is the host's cost per
 launch (the GPU keeps up: an empty kernel takes ~2 us there). Without a GPU, only the first
-row is measured: tritium's Python-side cost with the driver call replaced by a no-op.
+two rows are measured: tritium's Python-side cost (the Launcher, and `kernel[grid](...)`)
+with the driver call replaced by a no-op.
 """
 
 from __future__ import annotations
@@ -98,6 +99,43 @@ def python_side_only(n: int, repeat: int) -> float:
     return per_launch_us(run, n, repeat)
 
 
+def jit_python_side_only(n: int, repeat: int) -> float:
+    """`kernel[grid](...)` with DeviceArray arguments and a no-op cuLaunchKernel: the
+    generated launch function's own cost (runs anywhere; compiles vector add to PTX)."""
+    from cuda.bindings import driver as cu
+
+    import tritium
+    from examples.vector_add import add_kernel
+
+    ok = (cu.CUresult.CUDA_SUCCESS,)
+
+    def load(lau):  # instead of loading the module on a GPU
+        lau._function, lau._stream0, lau._launch = object(), None, lambda *a: ok
+
+    k = tritium.jit(add_kernel.fn)  # a fresh kernel: its own launch state
+    x = arrays.DeviceArray.__new__(arrays.DeviceArray)
+    x.ptr, x.dtype, x.shape, x.strides, x.nbytes = (
+        0x7F0000000000,
+        np.dtype("float32"),
+        (4096,),
+        (4,),
+        4 * 4096,
+    )
+    saved, gpu = Launcher._load, driver.gpu_available
+    Launcher._load, driver.gpu_available = load, lambda: False
+    try:
+        for _ in range(3):  # compile, make the fast entry, check it inline
+            k[(4,)](x, x, x, 4096, BLOCK_SIZE=1024)
+
+        def run(m):
+            for _ in range(m):
+                k[(4,)](x, x, x, 4096, BLOCK_SIZE=1024)
+
+        return per_launch_us(run, n, repeat)
+    finally:
+        Launcher._load, driver.gpu_available = saved, gpu
+
+
 def gpu_rows(n: int, repeat: int) -> list[tuple[str, float]]:
     rows = []
     sync = driver.synchronize
@@ -176,7 +214,14 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=5, help="timed runs (the best is kept)")
     opts = ap.parse_args(argv)
     rows = [
-        ("tritium Launcher, Python side only (no-op driver)", python_side_only(opts.n, opts.repeat))
+        (
+            "tritium Launcher, Python side only (no-op driver)",
+            python_side_only(opts.n, opts.repeat),
+        ),
+        (
+            "kernel[grid](...), Python side only (no-op driver)",
+            jit_python_side_only(opts.n, opts.repeat),
+        ),
     ]
     if driver.gpu_available():
         dev = driver.device()

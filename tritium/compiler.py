@@ -117,6 +117,7 @@ class CompiledKernel:
                 except TritiumError as e:
                     raise _user_error(e) from None
 
+            run_direct.launcher = launcher  # type: ignore[attr-defined]  (launch_fast.py)
             return run_direct
 
         def run_gpu(grid, vals, stream):
@@ -125,6 +126,7 @@ class CompiledKernel:
             except TritiumError as e:
                 raise _user_error(e) from None
 
+        run_gpu.launcher = launcher  # type: ignore[attr-defined]  (launch_fast.py)
         return run_gpu
 
     def __getitem__(self, grid):

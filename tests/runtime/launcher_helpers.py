@@ -145,6 +145,9 @@ class FakeDevice:
                 raise TypeError(f"an integer is required, got {type(g).__name__}")
             if not 0 <= g < 2**32:
                 raise OverflowError("value too large to convert to unsigned int")
+        if 0 in (gx, gy, gz) or gx >= 2**31 or gy > 65535 or gz > 65535:
+            # the driver refuses an empty grid or one past the limits, and launches nothing
+            return (driver.cuda().CUresult(1),)  # CUDA_ERROR_INVALID_VALUE
         slots = [ctypes.c_void_p.from_address(argv + 8 * i).value for i in range(self.nparams(fn))]
         raw = [ctypes.string_at(p, 8) for p in slots]
         self.launches.append(

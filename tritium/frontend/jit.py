@@ -13,7 +13,7 @@ import ast
 import inspect
 import os
 import textwrap
-from functools import partial
+from types import MethodType
 
 from tritium.errors import ArgumentError, CompilationError, SourceLoc
 from tritium.frontend import ast_rewrite
@@ -120,7 +120,8 @@ class JITFunction:
             from tritium.frontend.launch_fast import build_launch
 
             launch = self._launch = build_launch(self)
-        return partial(launch, _grid=grid)
+        # a bound method with the grid as `self`: cheaper to make and to call than a partial
+        return MethodType(launch, grid)
 
     def bind(self, args, kwargs):
         """All parameter values in order, and the launch options."""
@@ -174,6 +175,7 @@ class JITFunction:
         if type(grid) is not tuple or len(grid) != 3:
             grid = self._grid3(grid, vals, opts)
         runner(grid, vals, opts.get("stream") if opts else None)
+        return runner
 
     def _grid3(self, grid, vals, opts) -> tuple:
         if callable(grid):
