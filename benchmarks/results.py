@@ -1,8 +1,10 @@
 """bench.json -> markdown: bench.py's `bench.md`, and `benchmarks/RESULTS.md`.
 
-    python3 benchmarks/results.py OUT/bench.json [benchmarks/RESULTS.md]
+    python3 benchmarks/results.py OUT/bench.json [LATER.json ...] [benchmarks/RESULTS.md]
 
-writes the markdown (to stdout when no output path is given).
+writes the markdown (to stdout when no .md path is given). Rows of a later JSON (a rerun of
+some groups, `bench.py --only launch`) replace the rows with the same benchmark and size,
+and the header says which rows come from which run.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def header(env: dict) -> str:
     lines = [f"- {label}: {md_escape(str(env[key]))}" for key, label in ENV_FIELDS if key in env]
     if env.get("quick"):
         lines.append("- mode: --quick (fewer sizes, shorter timing runs)")
+    lines += [f"- rows updated: {md_escape(u)}" for u in env.get("updates", [])]
     return "\n".join(lines)
 
 
@@ -69,15 +72,42 @@ def results_markdown(data: dict, title: str = "tritium benchmarks") -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def merge(base: dict, later: dict) -> dict:
+    """`base` with `later`'s rows in place of those with the same benchmark and size
+    (new ones appended); the environment records the later run's date and command."""
+    rows = list(base.get("rows", []))
+    index = {(r["benchmark"], r["size"]): i for i, r in enumerate(rows)}
+    replaced = []
+    for r in later.get("rows", []):
+        i = index.get((r["benchmark"], r["size"]))
+        if i is None:
+            index[(r["benchmark"], r["size"])] = len(rows)
+            rows.append(r)
+        else:
+            rows[i] = r
+        if r["benchmark"] not in replaced:
+            replaced.append(r["benchmark"])
+    env = dict(base.get("env", {}))
+    lenv = later.get("env", {})
+    env["updates"] = env.get("updates", []) + [
+        f"{', '.join(replaced)}: rerun {lenv.get('date', '?')} ({lenv.get('command', '?')})"
+    ]
+    return {"env": env, "rows": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         return 0 if argv else 2
-    data = json.loads(Path(argv[0]).read_text())
+    inputs = [a for a in argv if not a.endswith(".md")]
+    outputs = [a for a in argv if a.endswith(".md")]
+    data = json.loads(Path(inputs[0]).read_text())
+    for later in inputs[1:]:
+        data = merge(data, json.loads(Path(later).read_text()))
     text = results_markdown(data, "tritium vs upstream Triton vs torch")
-    if len(argv) > 1:
-        Path(argv[1]).write_text(text)
+    if outputs:
+        Path(outputs[0]).write_text(text)
     else:
         sys.stdout.write(text)
     return 0

@@ -273,6 +273,25 @@ def test_results_main_writes_the_file(tmp_path):
     assert text.startswith("# tritium vs upstream Triton vs torch") and "2^26" in text
 
 
+def test_results_merges_a_rerun_of_some_rows(tmp_path):
+    base = {"env": ENV, "rows": ROWS[:2]}
+    rerun_row = dict(ROWS[0], tritium=4300.0)
+    new_row = dict(ROWS[0], size="2^30")
+    later = {"env": {"date": "2026-11-22T01:43", "command": "bench.py --only vector_add"},
+             "rows": [rerun_row, new_row]}  # fmt: skip
+    (tmp_path / "a.json").write_text(json.dumps(base))
+    (tmp_path / "b.json").write_text(json.dumps(later))
+    assert (
+        results.main([str(tmp_path / "a.json"), str(tmp_path / "b.json"), str(tmp_path / "R.md")])
+        == 0
+    )
+    text = (tmp_path / "R.md").read_text()
+    table = [line for line in text.splitlines() if line.startswith("| vector add")]
+    assert len(table) == 3 and "| 4300 |" in table[0] and "2^30" in table[2]  # in place, appended
+    assert "rows updated: vector add: rerun 2026-11-22T01:43 (bench.py --only vector_add)" in text
+    assert "date: 2026-11-21" in text  # the base run's environment stays
+
+
 # --------------------------------------------------------------------------- kernels
 def _functions(path: Path) -> dict[str, ast.FunctionDef]:
     return {n.name: n for n in ast.parse(path.read_text()).body if isinstance(n, ast.FunctionDef)}

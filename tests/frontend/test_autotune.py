@@ -57,6 +57,10 @@ class Recorder:
         self.effect = effect
 
     def __call__(self, *args, grid, **kw):
+        # one shape for every call: runtime parameters positional, constexprs and options
+        # by keyword (kernel[grid] passes everything by keyword to run)
+        runtime = [n for n in scale_kernel.arg_names if n not in scale_kernel.constexpr_names]
+        args = args + tuple(kw.pop(n) for n in runtime[len(args) :] if n in kw)
         self.calls.append((args, kw))
         if self.effect is not None:
             self.effect(args, kw)

@@ -116,6 +116,26 @@ def test_each_specialisation_gets_its_own_entry(fake, kernel):
     assert nparams == {3, 4}  # n == 1 became a constant: the kernel reads 3 parameters
 
 
+def test_int_widths_are_keyed_and_packed(fake, kernel):
+    # addresses the fake device does not own: launches are recorded, not run
+    x = fake_device_array(0x10000, (4,), np.float32)
+    values = [2**31 + 16, 2**40 + 16, -5, -(2**31), 2**63 + 16, 7]
+    for _ in range(3):
+        for n in values:
+            kernel[(1,)](x, x, x, n, BLOCK_SIZE=16)
+            got = fake.launches[-1]["raw"][3]
+            if n >= 2**63:
+                assert struct.unpack("<Q", got)[0] == n  # u64
+            elif -(2**31) <= n < 2**31:
+                assert struct.unpack("<i", got[:4])[0] == n and got[4:] == bytes(4)  # i32
+            else:
+                assert struct.unpack("<q", got)[0] == n  # i64
+    # i64 (2**31 + 16, 2**40 + 16: both divisible by 16), i32 (-5, 7: neither), i32 divisible
+    # by 16 (-2**31), u64: 4 kernels; each specialisation made its entry once
+    assert len(kernel.runners) == 4
+    assert kernel.general_calls == 1 + 4  # the first call, then one per fast key
+
+
 def test_grids(fake, kernel):
     x, y, out = arrays(fake, 256)
     meta_seen = []

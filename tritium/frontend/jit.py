@@ -5,6 +5,8 @@ specialisation key from their kinds (pointer dtype and 16-byte alignment, int wi
 divisibility by 16 and equality to 1, constexpr values, options) and looks it up in a
 dict of ready runners. Only a miss compiles. A runner either interprets the TTIR on
 numpy (`TRITIUM_INTERPRET=1` or `interpret=True`) or launches the compiled kernel.
+That is `JITFunction.run`, the general path; `kernel[grid]` goes through a generated
+per-kernel function (launch_fast.py) that launches warm specialisations itself.
 """
 
 from __future__ import annotations

@@ -109,8 +109,8 @@ def _inline_tests(parts: list[str], values: tuple, ns: dict) -> str | None:
     kind that cannot be tested inline). Constants go into the namespace `ns`."""
     tests = []
     for i, (expr, v) in enumerate(zip(parts, values)):
-        if v is True and i and parts[i - 1] == _I32.format(a=expr.split(" ")[0]) and values[i - 1]:
-            continue  # an i32 fits in 64 bits: no need to test it again
+        if v is True and expr.endswith(_I64.format(a="")) and values[i - 1]:
+            continue  # (the i64 test follows the i32 test) an i32 fits in 64 bits
         if v is False and expr.endswith(" == 1"):
             tests.append(f"{expr[:-5]} != 1")
         elif v is True:
@@ -155,7 +155,7 @@ class _KernelLaunch:
         self.entries: dict = {}  # its fast key -> raw launch entry (or None: none possible)
         self.primary: tuple | None = None  # the key of the entry it checks inline
         self.fn = None
-        clash = set(self.names) & (LAUNCH_OPTIONS | {"stream"})
+        clash = set(self.names) & (LAUNCH_OPTIONS | {"stream", "grid"})
         self.simple = bool(clash) or any(n.startswith("_t_") for n in self.names)
         self.params, self.ns = self._signature()
 
@@ -264,7 +264,9 @@ class _KernelLaunch:
                 values.append(f"_t_p{i}")
             else:
                 if kind == "int":
-                    key += [part.format(a=name) for part in (_INT_KEY_NOSPEC if spec == 2 else _INT_KEY)]
+                    key += [
+                        part.format(a=name) for part in (_INT_KEY_NOSPEC if spec == 2 else _INT_KEY)
+                    ]
                 values.append(name)
             candidates.append((name, _JUNK_CODE[kind]))
         guards += ["not _t_extra", "not _t_kw"]
