@@ -113,8 +113,19 @@ def test_internal_errors_exit_1_without_a_traceback(capsys, monkeypatch):
         main(["compile", ADD, "-s", SIG, "-c", "BLOCK_SIZE=64", "--traceback"])
 
 
-def test_unsupported_features_exit_1(capsys, monkeypatch):
-    def unsupported(*a, **k):
+def test_unsupported_features_exit_1(capsys, monkeypatch, tmp_path):
+    # a real one: an atomic bf16 add needs sm_90; reported like a compile error
+    from tests.codegen.test_atomics_codegen import kernel_text
+
+    path = tmp_path / "bf16_atomic.ttir"
+    path.write_text(kernel_text("fadd", "bf16", 128, mask=False, use=False))
+    code, _, err = run(
+        capsys, "compile", str(path), "--arch", "sm_89", "-o", str(tmp_path / "k.ptx")
+    )
+    assert code == 1 and "error: tt.atomic_rmw: atomic add of bf16 needs sm_90" in err
+    assert "Traceback" not in err
+
+    def unsupported(*a, **k):  # a bare NotImplementedError from deeper down
         raise NotImplementedError("tt.foo: no GPU lowering for this op yet")
 
     monkeypatch.setattr(tritium, "compile", unsupported)

@@ -21,6 +21,7 @@ from tritium.errors import (  # noqa: E402,F401
     KernelAssertionError,
     LaunchError,
     NoGPUError,
+    NotSupportedError,
     OutOfBoundsError,
     TritiumError,
     UnsupportedSyntaxError,

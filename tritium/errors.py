@@ -52,6 +52,11 @@ class CompilationError(TritiumError):
         super().__init__(format_diagnostic(loc, message))
 
 
+class NotSupportedError(CompilationError, NotImplementedError):
+    """The kernel is valid Triton, but tritium cannot compile it (yet, or for this target):
+    an op, type or layout the backend does not have, e.g. a bf16 atomic add before sm_90."""
+
+
 class UnsupportedSyntaxError(CompilationError):
     """The kernel uses Python that the Triton language does not have (try, lambda, ...)."""
 

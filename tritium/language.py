@@ -57,6 +57,16 @@ from tritium.frontend.builtins import (  # noqa: F401
     zeros,
     zeros_like,
 )
+from tritium.frontend.builtins_atomic import (  # noqa: F401
+    atomic_add,
+    atomic_and,
+    atomic_cas,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_xchg,
+    atomic_xor,
+)
 from tritium.frontend.core import (  # noqa: F401
     bfloat16,
     block_type,

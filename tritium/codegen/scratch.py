@@ -279,6 +279,21 @@ def convert_plan(src_t: Attribute, dst_t: Attribute) -> ConvertPlan | None:
     return ConvertPlan(src, dst, tuple(strides), stride)
 
 
+def atomic_broadcast_strides(op: Operation) -> tuple[int, ...] | None:
+    """Row-major element strides of the smem buffer through which an atomic's old values
+    reach the threads that did not perform it (its layout replicates elements across
+    threads, or it is a scalar, done by thread 0); None when no such thread exists."""
+    layout = layout_of(op.operands[0].type)
+    if layout is None:
+        return ()  # a scalar
+    if not (layout.free_lane_mask or layout.free_warp_mask):
+        return None
+    strides, stride = [0] * len(layout.shape), 1
+    for d in reversed(range(len(layout.shape))):
+        strides[d], stride = stride, stride * layout.shape[d]
+    return tuple(strides)
+
+
 # --------------------------------------------------------------------------- sizes
 
 
@@ -290,11 +305,18 @@ def scratch_bytes(op: Operation) -> int:
     if op.name == "ttg.convert_layout":
         plan = convert_plan(op.operands[0].type, op.results[0].type)
         return 0 if plan is None else align(plan.size * element_bytes(op.operands[0].type))
+    if op.name in ("tt.atomic_rmw", "tt.atomic_cas") and op.results[0].uses:
+        if atomic_broadcast_strides(op) is None:
+            return 0
+        layout = layout_of(op.operands[0].type)
+        count = math.prod(layout.shape) if layout is not None else 1
+        return align(count * element_bytes(op.results[0].type))
     return 0
 
 
 __all__ = [
     "ConvertPlan",
+    "atomic_broadcast_strides",
     "ReducePlan",
     "convert_plan",
     "element_bytes",

@@ -19,6 +19,7 @@ import types
 
 from tritium.errors import CompilationError, SourceLoc, UnsupportedSyntaxError
 from tritium.frontend import builtins as tlb
+from tritium.frontend import builtins_atomic as tla
 from tritium.frontend import core
 from tritium.frontend.ast_rewrite import UNSUPPORTED
 from tritium.frontend.codegen_control import ControlFlowMixin
@@ -68,6 +69,9 @@ TENSOR_METHODS = {
         "cos", "abs", "erf", "floor", "ceil", "reduce", "xor_sum", "tanh",
     )
 }  # fmt: skip
+TENSOR_METHODS.update(  # pointer blocks: `ptrs.atomic_add(1, mask=m)`, as upstream
+    {name: getattr(tla, name) for name in tla.__all__}
+)
 
 
 _BINOPS = {

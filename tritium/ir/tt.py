@@ -522,6 +522,7 @@ class FpToFpOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
+from tritium.ir.tt_atomic import AtomicCASOp, AtomicRMWOp  # noqa: E402
 from tritium.ir.tt_compute import (  # noqa: E402
     AssertOp,
     DotOp,
@@ -554,6 +555,8 @@ TT = Dialect(
         AddPtrOp,
         LoadOp,
         StoreOp,
+        AtomicRMWOp,
+        AtomicCASOp,
         ReduceOp,
         ReduceReturnOp,
         DotOp,

@@ -59,6 +59,7 @@ from tritium.passes.canonicalize import FoldConvertLayout
 from tritium.passes.cse import cse
 from tritium.passes.dce import RemoveDeadOps
 from tritium.passes.utils import (
+    MEMORY_OPS,
     control_flow_groups,
     insert_after,
     insert_before,
@@ -169,7 +170,7 @@ class _LayoutGraph:
     def _anchor_priority(op: Operation) -> int | None:
         if isinstance(op, tt.DotOp):
             return _DOT_PRIORITY
-        if isinstance(op, tt.LoadOp | tt.StoreOp):
+        if isinstance(op, MEMORY_OPS):
             return _MEMORY_PRIORITY
         if is_elementwise(op) or isinstance(op, _FLEXIBLE) or same_layout_values(op):
             return None
@@ -356,7 +357,7 @@ def isolate_anchors(module: Operation) -> None:
     so their values are not tied to the anchor's layout (a store's value may be computed
     in a dot's layout and converted just before the store); unneeded ones fold away."""
     for op in list(module.walk()):
-        if not isinstance(op, tt.LoadOp | tt.StoreOp | tt.DotOp):
+        if not isinstance(op, (*MEMORY_OPS, tt.DotOp)):
             continue
         for i, v in enumerate(op.operands):
             if is_distributed(_layout(v)):

@@ -54,11 +54,16 @@ def is_elementwise(op: Operation) -> bool:
     return len(shapes) <= 1
 
 
+# Ops that access global memory through a tensor of pointers: their operands and results
+# share one layout, and that layout decides how the accesses spread over threads.
+MEMORY_OPS = (tt.LoadOp, tt.StoreOp, tt.AtomicRMWOp, tt.AtomicCASOp)
+
+
 def same_layout_values(op: Operation) -> list[SSAValue]:
     """The tensor operands/results of `op` that must all carry the same layout."""
     if is_elementwise(op) or isinstance(op, tt.BroadcastOp) or _same_shape_reshape(op):
         return [v for v in (*op.operands, *op.results) if is_tensor(v.type)]
-    if isinstance(op, tt.LoadOp | tt.StoreOp):
+    if isinstance(op, MEMORY_OPS):
         return [v for v in (*op.operands, *op.results) if is_tensor(v.type)]
     if isinstance(op, tt.ReduceOp):
         # all operands share one layout; all results another (a slice of it)

@@ -37,6 +37,7 @@ from tritium.ir.ttg import TTG
 from tritium.ir.types import PointerType, bitwidth, element_type, shape_of
 from tritium.runtime import interpreter_values as rep
 from tritium.runtime.interpreter_arith import HANDLERS as ARITH_HANDLERS
+from tritium.runtime.interpreter_atomic import atomic_cas, atomic_rmw
 from tritium.runtime.interpreter_memory import AddressSpace, MemoryFault
 
 __all__ = ["interpret"]
@@ -565,6 +566,8 @@ _BY_NAME = dict(ARITH_HANDLERS) | {
     "tt.addptr": _addptr,
     "tt.load": _load,
     "tt.store": _store,
+    "tt.atomic_rmw": atomic_rmw,
+    "tt.atomic_cas": atomic_cas,
     "tt.reduce": _reduce,
     "tt.dot": _dot,
 }

@@ -6,6 +6,7 @@ Importing this package registers every op's lowering in `context.LOWERINGS`.
 from tritium.codegen.lower import (  # noqa: F401  (registration by import)
     assert_op,
     async_copy,
+    atomic,
     control_flow,
     convert_layout,
     dot,

@@ -20,7 +20,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tritium.codegen.lower.affine import Affine
 from tritium.codegen.lower.types import i32, llvm_type
-from tritium.errors import CompilationError
+from tritium.errors import CompilationError, NotSupportedError
 from tritium.ir.layouts import LinearLayout, layout_of
 from tritium.ir.locations import op_source_loc
 
@@ -39,10 +39,11 @@ def lowers(*names: str) -> Callable[[Lowering], Lowering]:
     return register
 
 
-def unsupported(op: Operation, why: str) -> NotImplementedError:
-    loc = op_source_loc(op)
-    where = f" (at {loc})" if loc else ""
-    return NotImplementedError(f"{op.name}: {why}{where}")
+def unsupported(op: Operation, why: str) -> NotSupportedError:
+    """The error for an op the backend cannot lower: a `NotSupportedError` (a
+    `CompilationError`, so it prints as FILE:LINE:COL: error: ..., and a
+    `NotImplementedError`) at the op's source location."""
+    return NotSupportedError(f"{op.name}: {why}", op_source_loc(op))
 
 
 class FunctionLowering:
