@@ -35,6 +35,7 @@ _LAZY = {
     "JITFunction": ("tritium.frontend.jit", "JITFunction"),
     "autotune": ("tritium.frontend.autotune", "autotune"),
     "Config": ("tritium.frontend.autotune", "Config"),
+    "heuristics": ("tritium.frontend.heuristics", "heuristics"),
     "load_ptx": ("tritium.aot_runtime", "load_ptx"),
     "to_device": ("tritium.runtime.arrays", "to_device"),
     "empty": ("tritium.runtime.arrays", "empty"),

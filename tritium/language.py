@@ -67,6 +67,8 @@ from tritium.frontend.builtins_atomic import (  # noqa: F401
     atomic_xchg,
     atomic_xor,
 )
+from tritium.frontend.builtins_print import device_print  # noqa: F401
+from tritium.frontend.builtins_scan import associative_scan, cumprod, cumsum  # noqa: F401
 from tritium.frontend.core import (  # noqa: F401
     bfloat16,
     block_type,

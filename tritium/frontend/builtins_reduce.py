@@ -29,6 +29,38 @@ def _reduce_axis(x: tensor, axis):
     return axis + rank if axis < 0 else axis
 
 
+def combine_block(elts, combine_fn, return_op, what: str, semantic, generator) -> Block:
+    """The combine region's block for scalars of dtypes `elts`: 2*N arguments (the left
+    values, then the right ones), the inlined `combine_fn`, and `return_op(values)`,
+    each result cast to its operand's dtype."""
+    from tritium.frontend.jit import JITFunction
+
+    combine_fn = unwrap(combine_fn)
+    if not isinstance(combine_fn, JITFunction):
+        name = getattr(combine_fn, "__name__", repr(combine_fn))
+        raise SemanticError(f"the combine function must be a @jit function, got `{name}`")
+    block = Block(arg_types=[e.to_ir() for e in elts] * 2)
+    with semantic.b.at(block):
+        args = [tensor(a, e) for a, e in zip(block.args, list(elts) * 2)]
+        out = generator.call_jit(combine_fn, args)
+        out = list(out) if isinstance(out, tuple) else [out]
+        if len(out) != len(elts):
+            raise SemanticError(
+                f"the combine function returned {len(out)} value(s) for {len(elts)} {what}"
+            )
+        vals = []
+        for o, e in zip(out, elts):
+            o = unwrap(o)
+            if o is None:
+                raise SemanticError("the combine function must return a value")
+            o = semantic.to_tensor(o, e)
+            if o.shape:
+                raise SemanticError("a combine function must return scalars")
+            vals.append(semantic.cast(o, e).handle)
+        semantic.b.insert(return_op(vals))
+    return block
+
+
 @builtin
 def reduce(input, axis, combine_fn, keep_dims=False, _semantic=None, _generator=None):
     """`tl.reduce(x, axis, combine_fn)`; `input` may be a tuple of same-shape tensors."""
@@ -53,22 +85,9 @@ def reduce(input, axis, combine_fn, keep_dims=False, _semantic=None, _generator=
             )
         return results[0] if single else results
     elts = [i.dtype for i in inputs]
-    block = Block(arg_types=[e.to_ir() for e in elts] * 2)
-    with _semantic.b.at(block):
-        args = [tensor(a, e) for a, e in zip(block.args, elts * 2)]
-        out = _generator.call_jit(combine_fn, args)
-        out = list(out) if isinstance(out, tuple) else [out]
-        if len(out) != len(inputs):
-            raise SemanticError(
-                f"the combine function returned {len(out)} values for {len(inputs)} reduced tensors"
-            )
-        vals = []
-        for o, e in zip(out, elts):
-            o = _semantic.to_tensor(unwrap(o), e)
-            if o.shape:
-                raise SemanticError("a combine function must return scalars")
-            vals.append(_semantic.cast(o, e).handle)
-        _semantic.b.insert(tt.ReduceReturnOp(vals))
+    block = combine_block(
+        elts, combine_fn, tt.ReduceReturnOp, "reduced tensors", _semantic, _generator
+    )
     shape = inputs[0].shape[:axis] + inputs[0].shape[axis + 1 :]
     rtypes = [block_type(e, shape) if shape else e for e in elts]
     op = _semantic.b.insert(

@@ -20,6 +20,7 @@ import types
 from tritium.errors import CompilationError, SourceLoc, UnsupportedSyntaxError
 from tritium.frontend import builtins as tlb
 from tritium.frontend import builtins_atomic as tla
+from tritium.frontend import builtins_scan as tls
 from tritium.frontend import core
 from tritium.frontend.ast_rewrite import UNSUPPORTED
 from tritium.frontend.codegen_control import ControlFlowMixin
@@ -71,6 +72,9 @@ TENSOR_METHODS = {
 }  # fmt: skip
 TENSOR_METHODS.update(  # pointer blocks: `ptrs.atomic_add(1, mask=m)`, as upstream
     {name: getattr(tla, name) for name in tla.__all__}
+)
+TENSOR_METHODS.update(  # `x.cumsum(0)`, `x.associative_scan(0, fn)`, as upstream
+    {name: getattr(tls, name) for name in tls.__all__}
 )
 
 
@@ -484,6 +488,10 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             return constexpr(
                 fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
             )
+        if fn is pybuiltins.print:  # as upstream: Python's print in a kernel is device_print
+            from tritium.frontend.builtins_print import device_print
+
+            return self.call(device_print, args, kwargs, node)
         if getattr(fn, "__name__", None) in _PY_BUILTINS_OK and fn is getattr(
             pybuiltins, fn.__name__, None
         ):

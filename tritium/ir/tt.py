@@ -531,8 +531,11 @@ from tritium.ir.tt_compute import (  # noqa: E402
     PreciseSqrtOp,
     ReduceOp,
     ReduceReturnOp,
+    ScanOp,
+    ScanReturnOp,
 )
 from tritium.ir.tt_memory import AddPtrOp, LoadOp, StoreOp  # noqa: E402
+from tritium.ir.tt_print import PrintOp  # noqa: E402
 
 TT = Dialect(
     "tt",
@@ -559,11 +562,14 @@ TT = Dialect(
         AtomicCASOp,
         ReduceOp,
         ReduceReturnOp,
+        ScanOp,
+        ScanReturnOp,
         DotOp,
         PreciseDivFOp,
         PreciseSqrtOp,
         MulhiUIOp,
         AssertOp,
+        PrintOp,
     ],
     [PointerType],
 )

@@ -1,4 +1,4 @@
-"""`tt` ops that compute across a tensor or beyond `arith`/`math`: `tt.reduce`,
+"""`tt` ops that compute across a tensor or beyond `arith`/`math`: `tt.reduce`, `tt.scan`,
 `tt.dot`, `tt.precise_divf`, `tt.precise_sqrt`, `tt.mulhiui`, and `tt.assert`."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    BoolAttr,
     IntegerAttr,
     StringAttr,
     TensorType,
@@ -116,6 +117,72 @@ class ReduceReturnOp(IRDLOperation):
     name = "tt.reduce.return"
     result = var_operand_def()
     traits = traits_def(IsTerminator(), ReturnLike(), HasParent(ReduceOp), Pure())
+    assembly_format = "$result attr-dict `:` type($result)"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[list(values)])
+
+
+# --------------------------------------------------------------------------- scans
+
+
+@irdl_op_definition
+class ScanOp(IRDLOperation):
+    """`"tt.scan"(%x) <{axis = 0 : i32, reverse = false}> ({ ^bb0(%a: i32, %b: i32): ...
+    tt.scan.return %c : i32 }) : (tensor<128xi32>) -> tensor<128xi32>`
+
+    An inclusive scan of one or more tensors of the same shape along `axis` with the
+    combine region (2*N scalars: the running values, then the new elements; returns N);
+    `reverse` scans from the last element down. Results have the operands' types.
+    """
+
+    name = "tt.scan"
+    srcs = var_operand_def()
+    axis = prop_def(IntegerAttr)
+    reverse = prop_def(BoolAttr)
+    combine_op = region_def("single_block")
+    res = var_result_def()
+    traits = traits_def(RecursiveMemoryEffect())
+
+    def __init__(self, srcs: Sequence[SSAValue], axis: int, reverse: bool, region: Region):
+        super().__init__(
+            operands=[list(srcs)],
+            result_types=[[s.type for s in srcs]],
+            properties={"axis": i32_attr(axis), "reverse": BoolAttr.from_bool(reverse)},
+            regions=[region],
+        )
+
+    @property
+    def is_reverse(self) -> bool:
+        return bool(self.reverse.value.data)
+
+    def verify_(self) -> None:
+        ax = self.axis.value.data
+        shapes = {shape_of(s.type) for s in self.srcs}
+        _check(len(shapes) == 1, "tt.scan: operands must have the same shape")
+        shape = shapes.pop()
+        _check(0 <= ax < len(shape), f"tt.scan: axis {ax} out of range for rank {len(shape)}")
+        _check(len(self.res) == len(self.srcs), "tt.scan: one result per operand")
+        block = self.combine_op.block
+        n = len(self.srcs)
+        _check(len(block.args) == 2 * n, "tt.scan: combine region takes 2 arguments per operand")
+        for i, s in enumerate(self.srcs):
+            e = element_type(s.type)
+            _check(
+                block.args[i].type == e and block.args[n + i].type == e,
+                "tt.scan: combine argument types differ from the operands'",
+            )
+            _check(self.res[i].type == s.type, f"tt.scan: result {i} has the wrong type")
+        _check(
+            isinstance(block.last_op, ScanReturnOp), "tt.scan: region must end in tt.scan.return"
+        )
+
+
+@irdl_op_definition
+class ScanReturnOp(IRDLOperation):
+    name = "tt.scan.return"
+    result = var_operand_def()
+    traits = traits_def(IsTerminator(), ReturnLike(), HasParent(ScanOp), Pure())
     assembly_format = "$result attr-dict `:` type($result)"
 
     def __init__(self, values: Sequence[SSAValue]):

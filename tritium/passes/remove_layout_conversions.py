@@ -78,6 +78,7 @@ _FLEXIBLE = (
     tt.ExpandDimsOp,
     tt.ReduceOp,
     tt.AssertOp,
+    tt.PrintOp,
     arith.ConstantOp,
     ConvertLayoutOp,
     scf.ForOp,

@@ -65,6 +65,8 @@ def same_layout_values(op: Operation) -> list[SSAValue]:
         return [v for v in (*op.operands, *op.results) if is_tensor(v.type)]
     if isinstance(op, MEMORY_OPS):
         return [v for v in (*op.operands, *op.results) if is_tensor(v.type)]
+    if isinstance(op, tt.ScanOp):  # results have the operands' types
+        return [v for v in (*op.operands, *op.results) if is_tensor(v.type)]
     if isinstance(op, tt.ReduceOp):
         # all operands share one layout; all results another (a slice of it)
         return [v for v in op.operands if is_tensor(v.type)]

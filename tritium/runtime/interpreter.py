@@ -39,6 +39,8 @@ from tritium.runtime import interpreter_values as rep
 from tritium.runtime.interpreter_arith import HANDLERS as ARITH_HANDLERS
 from tritium.runtime.interpreter_atomic import atomic_cas, atomic_rmw
 from tritium.runtime.interpreter_memory import AddressSpace, MemoryFault
+from tritium.runtime.interpreter_print import print_op
+from tritium.runtime.interpreter_scan import scan
 
 __all__ = ["interpret"]
 
@@ -243,6 +245,7 @@ def _t_cond_br(op, fc, shells):
 _TERMINATOR_BUILDERS = {
     "tt.return": _t_values,
     "tt.reduce.return": _t_values,
+    "tt.scan.return": _t_values,
     "scf.yield": _t_values,
     "scf.condition": _t_values,  # [cond, *args]
     "cf.br": _t_br,
@@ -569,7 +572,9 @@ _BY_NAME = dict(ARITH_HANDLERS) | {
     "tt.atomic_rmw": atomic_rmw,
     "tt.atomic_cas": atomic_cas,
     "tt.reduce": _reduce,
+    "tt.scan": scan,
     "tt.dot": _dot,
+    "tt.print": print_op,
 }
 
 _OP_CLASSES = {

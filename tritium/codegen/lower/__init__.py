@@ -14,7 +14,9 @@ from tritium.codegen.lower import (  # noqa: F401  (registration by import)
     local_memory,
     math_ops,
     memory,
+    print_op,
     reduce,
+    scan,
     shape,
     spmd,
 )
