@@ -67,6 +67,7 @@ from tritium.frontend.builtins_atomic import (  # noqa: F401
     atomic_xchg,
     atomic_xor,
 )
+from tritium.frontend.builtins_block_ptr import advance, make_block_ptr  # noqa: F401
 from tritium.frontend.builtins_print import device_print  # noqa: F401
 from tritium.frontend.builtins_scan import associative_scan, cumprod, cumsum  # noqa: F401
 from tritium.frontend.core import (  # noqa: F401

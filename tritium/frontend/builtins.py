@@ -128,12 +128,18 @@ def load(
         )
     if evict is None:
         raise SemanticError(f"unknown eviction_policy {unwrap(eviction_policy)!r}")
-    if unwrap(boundary_check) or unwrap(padding_option):
-        raise SemanticError(
-            "block pointers (boundary_check, padding_option) are not supported yet; use masks"
-        )
+    padding = unwrap(padding_option)
+    if padding not in ("", None, "zero", "nan"):
+        raise SemanticError(f'unknown padding_option {padding!r}; use "zero" or "nan"')
     return _semantic.load(
-        pointer, unwrap(mask), unwrap(other), cache, evict, bool(unwrap(volatile))
+        unwrap(pointer),
+        unwrap(mask),
+        unwrap(other),
+        cache,
+        evict,
+        bool(unwrap(volatile)),
+        unwrap(boundary_check),
+        padding or "",
     )
 
 
@@ -152,9 +158,9 @@ def store(
     evict = _EVICTION.get(unwrap(eviction_policy))
     if cache is None or evict is None:
         raise SemanticError("unknown cache_modifier or eviction_policy")
-    if unwrap(boundary_check):
-        raise SemanticError("block pointers (boundary_check) are not supported yet; use masks")
-    _semantic.store(pointer, unwrap(value), unwrap(mask), cache, evict)
+    _semantic.store(
+        unwrap(pointer), unwrap(value), unwrap(mask), cache, evict, unwrap(boundary_check)
+    )
 
 
 # ---------------------------------------------------------------------- elementwise

@@ -20,6 +20,7 @@ import types
 from tritium.errors import CompilationError, SourceLoc, UnsupportedSyntaxError
 from tritium.frontend import builtins as tlb
 from tritium.frontend import builtins_atomic as tla
+from tritium.frontend import builtins_block_ptr as tlbp
 from tritium.frontend import builtins_scan as tls
 from tritium.frontend import core
 from tritium.frontend.ast_rewrite import UNSUPPORTED
@@ -70,6 +71,7 @@ TENSOR_METHODS = {
         "cos", "abs", "erf", "floor", "ceil", "reduce", "xor_sum", "tanh",
     )
 }  # fmt: skip
+TENSOR_METHODS["advance"] = tlbp.advance  # block pointers: `p.advance((0, BK))`
 TENSOR_METHODS.update(  # pointer blocks: `ptrs.atomic_add(1, mask=m)`, as upstream
     {name: getattr(tla, name) for name in tla.__all__}
 )

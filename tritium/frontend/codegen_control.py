@@ -66,6 +66,14 @@ class ControlFlowMixin:
     def visit_Expr(self, node: ast.Expr):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
+        call = node.value
+        func = call.func if isinstance(call, ast.Call) else None
+        if isinstance(func, ast.Name) or (
+            isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+        ):  # as upstream: `tl.advance(p, ...)` alone does nothing (it returns the moved pointer)
+            note = getattr(self.visit(func), "__tritium_must_use__", None)
+            if note:
+                raise self.error(note, node)
         self.visit(node.value)
 
     def visit_Pass(self, node: ast.Pass):

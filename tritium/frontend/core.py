@@ -33,6 +33,9 @@ class dtype:
     def is_ptr(self) -> bool:
         return False
 
+    def is_block_ptr(self) -> bool:
+        return False
+
     def is_block(self) -> bool:
         return False
 
@@ -133,7 +136,11 @@ class dtype:
 
 
 class pointer_type(dtype):
-    """`tl.pointer_type(tl.float32)`: a pointer to global memory (address space 1)."""
+    """`tl.pointer_type(tl.float32)`: a pointer to global memory (address space 1).
+
+    A block pointer (`tl.make_block_ptr`) is a `pointer_type(block_type(...))`, as
+    upstream: `!tt.ptr<tensor<32x64xf16>>` in the IR.
+    """
 
     def __init__(self, element_ty: dtype, address_space: int = 1):
         self.element_ty = element_ty
@@ -142,6 +149,9 @@ class pointer_type(dtype):
 
     def is_ptr(self) -> bool:
         return True
+
+    def is_block_ptr(self) -> bool:
+        return self.element_ty.is_block()
 
     def is_int(self) -> bool:
         return False
@@ -206,6 +216,9 @@ class block_type:
 
     def __hash__(self) -> int:
         return hash((self.element_ty, self.shape))
+
+    def _key(self):  # as the pointee of a block pointer's pointer_type
+        return ("block", self.element_ty._key(), self.shape)
 
     def __str__(self) -> str:
         return f"<{list(self.shape)}, {self.element_ty}>"

@@ -177,6 +177,10 @@ class Semantic(MemoryOps, MathOps):
     @staticmethod
     def _check_ptr(a: dtype, b: dtype, allow: bool) -> None:
         if a.is_ptr():
+            if a.is_block_ptr():
+                raise SemanticError(
+                    f"a block pointer ({a}) takes no arithmetic: move it with tl.advance"
+                )
             if not allow:
                 raise SemanticError(f"this operation does not take a pointer ({a})")
             if b.is_ptr():

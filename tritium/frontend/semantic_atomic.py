@@ -79,6 +79,8 @@ def _options(sem, scope, what: str) -> tuple[str, str]:
 
 def _check_element(elt: dtype, kind: str, what: str) -> None:
     """Reject element types the hardware has no atomic for (upstream's list)."""
+    if getattr(elt, "is_block", lambda: False)():
+        raise SemanticError(f"{what} does not take a block pointer (tl.make_block_ptr); use a block of pointers")
     if elt.is_ptr():
         raise SemanticError(f"{what} does not take a pointer to pointers ({elt})")
     if elt.is_floating():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tritium.frontend import core
+from tritium.frontend import core, semantic_block_ptr
 from tritium.frontend.core import block_type, dtype, pointer_type, tensor
 from tritium.frontend.semantic_errors import SemanticError
 from tritium.ir import tt
@@ -41,7 +41,18 @@ class MemoryOps:
         cache: str = "none",
         evict: str = "evict_normal",
         volatile=False,
+        boundary_check=(),
+        padding_option: str = "",
     ) -> tensor:
+        if semantic_block_ptr.is_block_ptr(ptr):
+            return semantic_block_ptr.load(
+                self, ptr, mask, other, boundary_check, padding_option, cache, evict, volatile
+            )
+        if boundary_check or padding_option:
+            raise SemanticError(
+                "tl.load: boundary_check and padding_option need a block pointer "
+                "(tl.make_block_ptr); with a pointer or a block of pointers, use mask and other"
+            )
         ptr, mask = self._memory_args(ptr, mask, "tl.load")
         if other is not None and mask is None:
             raise SemanticError("tl.load: `other` needs a `mask`")
@@ -83,8 +94,21 @@ class MemoryOps:
         return val
 
     def store(
-        self, ptr, value, mask=None, cache: str = "none", evict: str = "evict_normal"
+        self,
+        ptr,
+        value,
+        mask=None,
+        cache: str = "none",
+        evict: str = "evict_normal",
+        boundary_check=(),
     ) -> None:
+        if semantic_block_ptr.is_block_ptr(ptr):
+            return semantic_block_ptr.store(self, ptr, value, mask, boundary_check, cache, evict)
+        if boundary_check:
+            raise SemanticError(
+                "tl.store: boundary_check needs a block pointer (tl.make_block_ptr); "
+                "with a pointer or a block of pointers, use mask"
+            )
         ptr, mask = self._memory_args(ptr, mask, "tl.store")
         elt = ptr.dtype.element_ty
         value = self.to_tensor(value, elt if not isinstance(core.unwrap(value), tensor) else None)

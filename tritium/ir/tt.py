@@ -523,6 +523,7 @@ class FpToFpOp(IRDLOperation):
 
 
 from tritium.ir.tt_atomic import AtomicCASOp, AtomicRMWOp  # noqa: E402
+from tritium.ir.tt_block_ptr import AdvanceOp, MakeTensorPtrOp  # noqa: E402
 from tritium.ir.tt_compute import (  # noqa: E402
     AssertOp,
     DotOp,
@@ -560,6 +561,8 @@ TT = Dialect(
         StoreOp,
         AtomicRMWOp,
         AtomicCASOp,
+        MakeTensorPtrOp,
+        AdvanceOp,
         ReduceOp,
         ReduceReturnOp,
         ScanOp,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import (
     BoolAttr,
+    DenseArrayBase,
     IntegerAttr,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -139,6 +140,16 @@ class _MemoryOpMixin:
         )
 
 
+def _block_ptr_props(op) -> dict[str, Attribute]:
+    """`boundaryCheck` / `padding`, printed in the attribute dict as upstream does."""
+    out: dict[str, Attribute] = {}
+    if getattr(op, "boundaryCheck", None) is not None:
+        out["boundaryCheck"] = op.boundaryCheck
+    if getattr(op, "padding", None) is not None:
+        out["padding"] = op.padding
+    return out
+
+
 def _memory_props(cache: str, evict: str) -> dict[str, Attribute]:
     props: dict[str, Attribute] = {}
     if cache != "none":
@@ -160,6 +171,8 @@ class LoadOp(_MemoryOpMixin, IRDLOperation):
     cache = opt_prop_def(IntegerAttr)
     evict = opt_prop_def(IntegerAttr)
     isVolatile = opt_prop_def(BoolAttr)
+    boundaryCheck = opt_prop_def(DenseArrayBase)  # block pointers: the dims checked
+    padding = opt_prop_def(IntegerAttr)  # block pointers: 1 zero, 2 NaN
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(MemoryReadEffect())
 
@@ -207,7 +220,7 @@ class LoadOp(_MemoryOpMixin, IRDLOperation):
         other = parser.resolve_operand(ops[2], _pointee_type(pt)) if len(ops) > 2 else None
         op = cls(ptr, mask, other)
         op.properties |= props
-        for k in ("isVolatile",):
+        for k in ("isVolatile", "boundaryCheck", "padding"):
             if k in attrs:
                 op.properties[k] = attrs.pop(k)
         op.attributes |= attrs
@@ -219,9 +232,10 @@ class LoadOp(_MemoryOpMixin, IRDLOperation):
             [v for v in (self.ptr, self.mask, self.other) if v is not None], printer.print_operand
         )
         _print_memory_modifiers(printer, self)
-        extra = dict(self.attributes)
+        extra = _block_ptr_props(self)
         if self.isVolatile is not None and self.isVolatile.value.data:
             extra["isVolatile"] = self.isVolatile
+        extra |= self.attributes
         printer.print_op_attributes(extra)
         printer.print_string(" : ")
         printer.print_attribute(self.ptr.type)
@@ -237,6 +251,7 @@ class StoreOp(_MemoryOpMixin, IRDLOperation):
     mask = opt_operand_def()
     cache = opt_prop_def(IntegerAttr)
     evict = opt_prop_def(IntegerAttr)
+    boundaryCheck = opt_prop_def(DenseArrayBase)  # block pointers: the dims checked
     traits = traits_def(MemoryWriteEffect())
 
     def __init__(
@@ -277,6 +292,8 @@ class StoreOp(_MemoryOpMixin, IRDLOperation):
         mask = parser.resolve_operand(ops[2], _with_elem(pt, i1)) if len(ops) > 2 else None
         op = cls(ptr, val, mask)
         op.properties |= props
+        if "boundaryCheck" in attrs:
+            op.properties["boundaryCheck"] = attrs.pop("boundaryCheck")
         op.attributes |= attrs
         return op
 
@@ -286,6 +303,6 @@ class StoreOp(_MemoryOpMixin, IRDLOperation):
             [v for v in (self.ptr, self.value, self.mask) if v is not None], printer.print_operand
         )
         _print_memory_modifiers(printer, self)
-        printer.print_op_attributes(self.attributes)
+        printer.print_op_attributes(_block_ptr_props(self) | dict(self.attributes))
         printer.print_string(" : ")
         printer.print_attribute(self.ptr.type)

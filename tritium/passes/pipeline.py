@@ -43,10 +43,12 @@ from tritium.passes.loop_invariant_code_motion import LoopInvariantCodeMotionPas
 from tritium.passes.optimize_dot_operands import OptimizeDotOperandsPass
 from tritium.passes.remove_layout_conversions import RemoveLayoutConversionsPass
 from tritium.passes.reorder_broadcast import ReorderBroadcastPass
+from tritium.passes.rewrite_tensor_pointer import RewriteTensorPointerPass
 from tritium.passes.software_pipeliner import SoftwarePipelinePass
 from tritium.passes.verify import verify_ttgir_layouts
 
 TTIR_PASSES: tuple[str, ...] = (
+    "rewrite-tensor-pointer",
     "canonicalize",
     "combine",
     "reorder-broadcast",
@@ -115,6 +117,7 @@ class PassPipelineError(CompilationError):
 def make_pass(name: str, options: PassOptions) -> ModulePass:
     """The pass object registered under `name`."""
     simple: dict[str, type[ModulePass]] = {
+        "rewrite-tensor-pointer": RewriteTensorPointerPass,
         "canonicalize": CanonicalizePass,
         "combine": CombinePass,
         "reorder-broadcast": ReorderBroadcastPass,
@@ -192,7 +195,8 @@ def run_ttir_passes(
     timings: dict | None = None,
     verify: bool = True,
 ) -> ModuleOp:
-    """Simplify TTIR in place (canonicalize, combine, reorder-broadcast, cse, dce)."""
+    """Simplify TTIR in place (rewrite-tensor-pointer, canonicalize, combine,
+    reorder-broadcast, cse, dce)."""
     return run_passes(module, TTIR_PASSES, options, dump=dump, timings=timings, verify=verify)
 
 

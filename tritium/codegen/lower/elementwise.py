@@ -24,6 +24,11 @@ from tritium.ir.types import is_tensor
 # --------------------------------------------------------------------------- constants
 
 
+def _same(a, b) -> bool:
+    """Equal values, NaN included (a dense<NaN> splat is a splat)."""
+    return a == b or (a != a and b != b)
+
+
 @lowers("arith.constant")
 def constant(ctx: FunctionLowering, op: Operation) -> None:
     t = op.result.type
@@ -31,7 +36,7 @@ def constant(ctx: FunctionLowering, op: Operation) -> None:
     attr = op.value
     if is_tensor(t):
         values = attr.get_values() if hasattr(attr, "get_values") else None
-        if not values or any(v != values[0] for v in values):
+        if not values or any(not _same(v, values[0]) for v in values):
             raise unsupported(op, "only splat tensor constants are supported")
         value = values[0]
     else:
