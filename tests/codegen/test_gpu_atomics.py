@@ -173,3 +173,21 @@ def test_compare_and_swap_has_one_winner(mode):
     w = winner[0]
     assert 0 <= w < programs and lock[0] == w + 1
     assert olds[w] == 0 and (np.delete(olds, w) == w + 1).all()
+
+
+@tritium.jit
+def method_kernel(hist_ptr, x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    (hist_ptr + tl.load(x_ptr + offs, mask=m, other=0)).atomic_add(1, mask=m)
+    hist_ptr.atomic_max(100)  # a scalar pointer too
+
+
+def test_atomics_are_pointer_methods(monkeypatch):
+    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+    x = np.array([3, 1, 3, 0, 3], np.int32)
+    hist = np.zeros(4, np.int32)
+    method_kernel[(1,)](hist, x, 5, BLOCK=8)
+    np.testing.assert_array_equal(hist, [100, 1, 0, 3])
+    text = tritium.compile(method_kernel, "*i32,*i32,i32", {"BLOCK": 8}, stop="ttir").asm["ttir"]
+    assert "tt.atomic_rmw add, acq_rel, gpu" in text and "tt.atomic_rmw max, acq_rel, gpu" in text

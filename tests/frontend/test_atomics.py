@@ -583,20 +583,3 @@ def test_errors_name_the_line(fn, sig, match):
     assert err.loc is not None and err.loc.file == THIS
     assert err.loc.line == _marked_line(fn), str(err)
     assert match in err.message, err.message
-
-
-@tritium.jit
-def method_kernel(hist_ptr, x_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    m = offs < n
-    (hist_ptr + tl.load(x_ptr + offs, mask=m, other=0)).atomic_add(1, mask=m)
-    hist_ptr.atomic_max(100)  # a scalar pointer too
-
-
-def test_atomics_are_pointer_methods(interp):
-    x = np.array([3, 1, 3, 0, 3], np.int32)
-    hist = np.zeros(4, np.int32)
-    method_kernel[(1,)](hist, x, 5, BLOCK=8)
-    np.testing.assert_array_equal(hist, [100, 1, 0, 3])
-    text = ttir_text(method_kernel, ["*i32", "*i32", "i32"], {"BLOCK": 8})
-    assert "tt.atomic_rmw add, acq_rel, gpu" in text and "tt.atomic_rmw max, acq_rel, gpu" in text
