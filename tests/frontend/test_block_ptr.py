@@ -472,3 +472,15 @@ def test_block_pointers_take_no_arithmetic_or_atomics_but_advance_as_a_method():
         assert "# <-" in linecache.getline(info.value.loc.file, info.value.loc.line)
     text = print_ir(ttir(_advance_method, ["*fp32"], {"BLOCK": 16}))
     assert "tt.advance" in text
+
+
+@tritium.jit
+def _empty_block(x_ptr):
+    p = tl.make_block_ptr(x_ptr, (), (), (), (), ())  # <-
+    tl.store(x_ptr, tl.load(p))
+
+
+def test_a_0d_block_pointer_is_a_user_error():
+    with pytest.raises(CompilationError, match="block_shape needs at least one dim") as info:
+        ttir(_empty_block, ["*fp32"])
+    assert "# <-" in linecache.getline(info.value.loc.file, info.value.loc.line)

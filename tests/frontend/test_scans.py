@@ -584,3 +584,15 @@ def test_errors_name_the_line(fn, sig, match):
     assert err.loc is not None and err.loc.file == THIS
     assert err.loc.line == _marked_line(fn), str(err)
     assert match.lower() in err.message.lower(), err.message
+
+
+@tritium.jit
+def _scan_pointers(p, BLOCK: tl.constexpr):
+    q = tl.cumsum(p + tl.arange(0, BLOCK), 0)  # <-
+    tl.store(q, 1.0)
+
+
+def test_scanning_pointers_is_reported_at_the_users_line():
+    with pytest.raises(CompilationError, match="cannot scan pointers") as info:
+        ttir(_scan_pointers, ["*fp32"], {"BLOCK": 8})
+    assert info.value.loc.file == __file__

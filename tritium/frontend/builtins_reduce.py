@@ -16,15 +16,16 @@ from tritium.ir import tt
 
 
 # ---------------------------------------------------------------------- reductions
-def _reduce_axis(x: tensor, axis):
+def _reduce_axis(x: tensor, axis, what: str = "reduction"):
+    """`axis` normalised to [0, rank) (None stays None); `what` names the op in errors."""
     axis = unwrap(axis)
     if axis is None:
         return None
-    axis = _int_arg(axis, "a reduction's axis")
+    axis = _int_arg(axis, f"a {what}'s axis")
     rank = len(x.shape)
     if not -rank <= axis < rank:
         raise SemanticError(
-            f"reduction axis {axis} is out of range for a tensor of rank {rank} (shape {list(x.shape)})"
+            f"{what} axis {axis} is out of range for a tensor of rank {rank} (shape {list(x.shape)})"
         )
     return axis + rank if axis < 0 else axis
 

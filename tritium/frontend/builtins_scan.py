@@ -20,8 +20,8 @@ from __future__ import annotations
 from xdsl.ir import Region
 
 from tritium.frontend import core
-from tritium.frontend.builtins import _dtype_arg, _int_arg, builtin
-from tritium.frontend.builtins_reduce import _promote_bf16, _std, combine_block
+from tritium.frontend.builtins import _dtype_arg, builtin
+from tritium.frontend.builtins_reduce import _promote_bf16, _reduce_axis, _std, combine_block
 from tritium.frontend.core import tensor, unwrap
 from tritium.frontend.semantic import SemanticError
 from tritium.ir import tt
@@ -30,13 +30,7 @@ from tritium.ir import tt
 def _scan_axis(x: tensor, axis) -> int:
     if unwrap(axis) is None:
         raise SemanticError("a scan needs an axis (axis=None is only for reductions)")
-    axis = _int_arg(axis, "a scan's axis")
-    rank = len(x.shape)
-    if not -rank <= axis < rank:
-        raise SemanticError(
-            f"scan axis {axis} is out of range for a tensor of rank {rank} (shape {list(x.shape)})"
-        )
-    return axis + rank if axis < 0 else axis
+    return _reduce_axis(x, axis, "scan")
 
 
 def _bool_arg(x, what: str) -> bool:
@@ -64,6 +58,8 @@ def associative_scan(input, axis, combine_fn, reverse=False, _semantic=None, _ge
     ax = _scan_axis(inputs[0], axis)
     rev = _bool_arg(reverse, "a scan's `reverse`")
     elts = [i.dtype for i in inputs]
+    if any(e.is_ptr() for e in elts):
+        raise SemanticError("cannot scan pointers: scan the offsets, then add them to the pointer")
     block = combine_block(
         elts, combine_fn, tt.ScanReturnOp, "scanned tensors", _semantic, _generator
     )

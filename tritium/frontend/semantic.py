@@ -52,6 +52,15 @@ def literal_dtype(value) -> dtype:
     raise SemanticError(f"{type(value).__name__} values cannot be used in a kernel")
 
 
+def _float_attr(x: float, ir_ty) -> FloatAttr:
+    """A float constant; one too large for its type rounds to +-inf (as upstream's cast of
+    its fp32 constant does) instead of failing inside xDSL's packing."""
+    try:
+        return FloatAttr(x, ir_ty)
+    except OverflowError:
+        return FloatAttr(math.copysign(math.inf, x), ir_ty)
+
+
 class Semantic(MemoryOps, MathOps):
     def __init__(self, builder: Builder, debug: bool = False):
         self.b = builder
@@ -61,7 +70,7 @@ class Semantic(MemoryOps, MathOps):
     def scalar_constant(self, value, ty: dtype) -> tensor:
         ir_ty = ty.to_ir()
         if ty.is_floating():
-            attr = FloatAttr(float(value), ir_ty)
+            attr = _float_attr(float(value), ir_ty)
         elif ty.is_int():
             attr = IntegerAttr(_normalize_int(int(value), ty.int_bitwidth), ir_ty)
         else:
@@ -75,7 +84,7 @@ class Semantic(MemoryOps, MathOps):
         self.check_shape(shape)
         t = irt.tensor(shape, ty.to_ir())
         if ty.is_floating():
-            v = float(value)
+            v = _float_attr(float(value), ty.to_ir()).value.data  # +-inf past the type's range
         else:
             v = _normalize_int(int(value), ty.int_bitwidth)
         attr = DenseIntOrFPElementsAttr.from_list(t, [v])

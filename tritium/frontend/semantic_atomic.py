@@ -40,8 +40,8 @@ from tritium.ir import arith, tt
 if TYPE_CHECKING:
     from tritium.frontend.semantic import Semantic
 
-SEMANTICS = ("relaxed", "acquire", "release", "acq_rel")
-SCOPES = ("gpu", "cta", "sys")
+from tritium.ir.tt_atomic import SCOPES, SEMANTICS  # noqa: E402,F401  (one list, the IR's)
+
 # tl.atomic_<kind> -> tt.atomic_rmw operation, for (signed int, unsigned int, float) elements
 _RMW = {
     "add": ("add", "add", "fadd"),
@@ -80,7 +80,9 @@ def _options(sem, scope, what: str) -> tuple[str, str]:
 def _check_element(elt: dtype, kind: str, what: str) -> None:
     """Reject element types the hardware has no atomic for (upstream's list)."""
     if getattr(elt, "is_block", lambda: False)():
-        raise SemanticError(f"{what} does not take a block pointer (tl.make_block_ptr); use a block of pointers")
+        raise SemanticError(
+            f"{what} does not take a block pointer (tl.make_block_ptr); use a block of pointers"
+        )
     if elt.is_ptr():
         raise SemanticError(f"{what} does not take a pointer to pointers ({elt})")
     if elt.is_floating():

@@ -42,7 +42,7 @@ from tritium.ir.tt_common import i32_attr
 if TYPE_CHECKING:
     from tritium.frontend.semantic import Semantic
 
-PADDING = {"zero": 1, "nan": 2}  # tt.load's `padding` property
+from tritium.ir.tt_block_ptr import PADDING  # noqa: E402  (tt.load's `padding` property)
 
 
 def is_block_ptr(x) -> bool:
@@ -95,6 +95,10 @@ def make_block_ptr(s: Semantic, base, shape, strides, offsets, block_shape, orde
     if base.dtype.is_block_ptr():
         raise SemanticError("tl.make_block_ptr: `base` must be a pointer, not a block pointer")
     block_shape = _static_ints(block_shape, "tl.make_block_ptr: block_shape")
+    if not block_shape:
+        raise SemanticError(
+            "tl.make_block_ptr: block_shape needs at least one dim (a 0-d block is a scalar: use a pointer)"
+        )
     try:
         s.check_shape(block_shape)
     except SemanticError as e:

@@ -36,6 +36,9 @@ from xdsl.traits import Pure
 from tritium.ir.tt_common import _check
 from tritium.ir.types import PointerType
 
+PADDING = {"zero": 1, "nan": 2}  # tt.load's `padding` property
+PADDING_ZERO, PADDING_NAN = PADDING["zero"], PADDING["nan"]
+
 
 def block_ptr_type(base: Attribute, block_shape: Sequence[int]) -> PointerType:
     """`!tt.ptr<tensor<block_shape x pointee>>` for a scalar pointer type `base`."""
@@ -205,4 +208,12 @@ class AdvanceOp(IRDLOperation):
         _print_short_ptr(printer, self.result.type)
 
 
-__all__ = ["AdvanceOp", "MakeTensorPtrOp", "block_ptr_type", "is_block_ptr"]
+__all__ = [
+    "PADDING",
+    "PADDING_NAN",
+    "PADDING_ZERO",
+    "AdvanceOp",
+    "MakeTensorPtrOp",
+    "block_ptr_type",
+    "is_block_ptr",
+]

@@ -52,11 +52,15 @@ from xdsl.rewriter import Rewriter
 from tritium.errors import CompilationError
 from tritium.ir import arith, tt
 from tritium.ir.locations import op_source_loc
-from tritium.ir.tt_block_ptr import AdvanceOp, MakeTensorPtrOp, is_block_ptr
+from tritium.ir.tt_block_ptr import (
+    PADDING_NAN,
+    PADDING_ZERO,
+    AdvanceOp,
+    MakeTensorPtrOp,
+    is_block_ptr,
+)
 from tritium.ir.types import PointerType, i32, i64, is_float, tensor
 from tritium.passes.utils import constant_value, insert_before, make_constant
-
-PADDING_ZERO, PADDING_NAN = 1, 2
 
 
 @dataclass
