@@ -193,3 +193,29 @@ def test_function_signatures_get_layouts_and_calls_keep_them():
         CHECK-NEXT: ttg.convert_layout %y : tensor<1024xf32, #blocked> -> tensor<1024xf32, #blocked1>
         """,
     )
+
+
+def test_trans_operand_gets_the_result_layout_permuted_back():
+    from tritium.passes.convert_triton_to_tritongpu import transposed_operand_layout
+
+    # result dim i is operand dim order[i]: every per-dim list is permuted back, and the
+    # operand's fastest dim is the one that becomes the result's fastest
+    res = blocked([1, 4], [4, 8], [2, 2], [1, 0])
+    assert transposed_operand_layout(res, [1, 0]) == blocked([4, 1], [8, 4], [2, 2], [0, 1])
+    res3 = blocked([1, 1, 2], [1, 4, 8], [4, 1, 1], [2, 1, 0])
+    want3 = blocked([1, 2, 1], [4, 8, 1], [1, 1, 4], [1, 0, 2])  # order (2, 0, 1)
+    assert transposed_operand_layout(res3, [2, 0, 1]) == want3
+    assert transposed_operand_layout(SliceEncodingAttr(0, res), [1, 0]) is None
+    m = parse_module(
+        """module {
+  tt.func public @k(%x: tensor<32x64xf32>) -> tensor<64x32xf32> {
+    %t = tt.trans %x {order = array<i32: 1, 0>} : tensor<32x64xf32> -> tensor<64x32xf32>
+    tt.return %t : tensor<64x32xf32>
+  }
+}"""
+    )
+    convert_triton_to_tritongpu(m, num_warps=4)
+    trans = next(op for op in m.walk() if op.name == "tt.trans")
+    assert trans.operands[0].owner.name == "ttg.convert_layout"  # the data moves there
+    want = transposed_operand_layout(encoding_of(trans.result.type), [1, 0])
+    assert encoding_of(trans.operands[0].type) == want

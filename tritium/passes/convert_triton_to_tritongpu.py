@@ -75,6 +75,27 @@ def dot_layout(
     return blocked_layout(shape, size, list(range(rank - 1, -1, -1)), num_warps, threads_per_warp)
 
 
+def transposed_operand_layout(result: Attribute, order: list[int]) -> Attribute | None:
+    """The layout a `tt.trans` operand needs so the transpose moves no data: the result's
+    blocked layout with its dims permuted back (result dim i is operand dim order[i]).
+    A `ttg.convert_layout` in front of the trans then does the moving, through smem."""
+    if not isinstance(result, BlockedEncodingAttr):
+        return None
+
+    def back(values: list[int]) -> list[int]:
+        out = [0] * len(values)
+        for i, d in enumerate(order):
+            out[d] = values[i]
+        return out
+
+    return BlockedEncodingAttr(
+        back(result.sizePerThread),
+        back(result.threadsPerWarp),
+        back(result.warpsPerCTA),
+        [order[d] for d in result.order],
+    )
+
+
 @dataclass
 class _Layouts:
     num_warps: int
@@ -100,6 +121,8 @@ class _Layouts:
             return encoding_of(op.result.type)
         if isinstance(op, tt.DotOp) and index == 2:
             return encoding_of(op.d.type)
+        if isinstance(op, tt.TransOp):
+            return transposed_operand_layout(encoding_of(op.result.type), op.order_list)
         if isinstance(op, ConvertLayoutOp):
             return None
         flows_into = expected_operand_types(op)
