@@ -298,7 +298,8 @@ ODD_KERNELS = {
 ODD_CONVERTS = {
     "if": 0,
     "while": 0,
-    "trans_reshape_3d": 1,  # reshape/trans keep their layouts; the reduce result converts
+    "trans_reshape_3d": 2,  # the trans operand (its data moves between threads: through smem)
+    # and the reduce result convert; reshape/trans themselves keep their layouts
     "i64_offsets_i8": 0,
     "reduce_axis0_2d": 1,  # a column sum (slice layout) stored through a 1D layout
 }
