@@ -22,6 +22,8 @@ framework would materialize):
 * `tt.expand_dims` takes its operand in `#ttg.slice<{dim = axis, parent = <result layout>}>`
   and `tt.broadcast` its operand in its result's layout (a `ttg.convert_layout` goes before
   them where the producer's layout differs);
+* `tt.trans` takes its operand in its result's layout with the dims permuted back (a
+  `ttg.convert_layout` in front moves the data; the trans is then a register permutation);
 * `tt.dot` keeps blocked layouts: its result and accumulator get upstream's FMA layout
   (2x2 or 4x4 elements per thread for large tiles), its operands their default layout
   (dot-operand and mma layouts belong to a later stage);
