@@ -49,7 +49,11 @@ def fake(monkeypatch):
 
 
 @pytest.fixture
-def kernel(monkeypatch):
+def kernel():
+    return fresh_kernel()
+
+
+def fresh_kernel():
     """A fresh JITFunction of vector add (launch state starts empty), counting general calls."""
     k = tritium.jit(add_kernel.fn)
     k.general_calls = 0

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tritium
-from examples.vector_add import add_kernel
+from tests.frontend.test_launch_fast import fresh_kernel
 from tritium.errors import ArgumentError
 
 pytestmark = pytest.mark.gpu
@@ -20,19 +20,6 @@ pytestmark = pytest.mark.gpu
 @pytest.fixture
 def torch():
     return pytest.importorskip("torch")
-
-
-def fresh_kernel():
-    k = tritium.jit(add_kernel.fn)
-    k.general_calls = 0
-    run = k.run
-
-    def counted(*a, **kw):
-        k.general_calls += 1
-        return run(*a, **kw)
-
-    k.run = counted
-    return k
 
 
 def test_torch_launches_match_numpy_across_specialisations(torch):

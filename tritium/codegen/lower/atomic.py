@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
-from tritium.codegen.lower.memory import _asm, _from_int, _to_int
+from tritium.codegen.lower.memory import _asm, _from_int, _to_int, owned
 from tritium.codegen.lower.shared import (
     load_shared,
     offset_value,
@@ -113,26 +113,20 @@ def _lower(ctx: FunctionLowering, op: Operation, rmw: str | None, operands: list
     for r in range(len(ptrs)):
         if r & free:
             continue  # a duplicate register: its owner register does the update
-        pred = masks[r] if masks is not None else None
-        if isinstance(pred, ir.Constant) and pred.constant in (1, True):
-            pred = None  # upstream's TTIR spells "no mask" as a constant true one
-        if owner is not None:
-            if pred is None:
-                pred = owner
-            else:
-                if id(pred) not in preds:
-                    preds[id(pred)] = b.and_(pred, owner)
-                pred = preds[id(pred)]
+        mask = masks[r] if masks is not None else None
+        if isinstance(mask, ir.Constant) and mask.constant in (1, True):
+            mask = None  # upstream's TTIR spells "no mask" as a constant true one
+        pred = owned(b, mask, owner, preds)
         out[r] = _emit(ctx, instr, ty, ptrs[r], [v[r] for v in regs], pred)
     for r in range(len(ptrs)):
         if out[r] is None:
             out[r] = out[r & ~free]
-    if ctx_needs_broadcast(op):
+    if _needs_broadcast(op):
         out = _broadcast(ctx, op, out, owner)
     ctx.set(op.result, out)
 
 
-def ctx_needs_broadcast(op: Operation) -> bool:
+def _needs_broadcast(op: Operation) -> bool:
     return bool(op.result.uses) and atomic_broadcast_strides(op) is not None
 
 

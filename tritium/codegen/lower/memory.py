@@ -221,6 +221,18 @@ def _store_instruction(op: Operation) -> str:
     return "st.global"
 
 
+def owned(b: ir.IRBuilder, mask: ir.Value | None, owner: ir.Value | None, memo: dict):
+    """The predicate of a write that only the owner of an element may do: `mask & owner`
+    (either may be None: no condition), one `and` per distinct mask (`memo`)."""
+    if owner is None:
+        return mask
+    if mask is None:
+        return owner
+    if id(mask) not in memo:
+        memo[id(mask)] = b.and_(mask, owner)
+    return memo[id(mask)]
+
+
 @lowers("tt.store")
 def store(ctx: FunctionLowering, op: Operation) -> None:
     _space(op)
@@ -240,14 +252,7 @@ def store(ctx: FunctionLowering, op: Operation) -> None:
     for g in range(0, len(ptrs), vec):
         if g & free_registers:  # a duplicate of a register stored already
             continue
-        pred = masks[g] if masks is not None else None
-        if owner is not None:
-            if pred is None:
-                pred = owner
-            else:
-                if id(pred) not in preds:
-                    preds[id(pred)] = b.and_(pred, owner)
-                pred = preds[id(pred)]
+        pred = owned(b, masks[g] if masks is not None else None, owner, preds)
         _emit_store(ctx, words, instr, ptrs[g], pred, values[g : g + vec])
 
 
