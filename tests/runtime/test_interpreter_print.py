@@ -1,4 +1,4 @@
-"""`tl.device_print` in the interpreter (tritium/runtime/interpreter_print.py) and its
+"""`tl.device_print` in the interpreter (tritium/runtime/interpreter/print_op.py) and its
 frontend (tritium/frontend/builtins_print.py): upstream's interpreter format (one line per
 value: program id, prefix, the array), hex, unsigned and pointer values, prints inside
 loops, upstream's prefix tidying, and the errors for a bad prefix or `hex`."""
