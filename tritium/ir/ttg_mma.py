@@ -418,6 +418,7 @@ def is_mma(attr: Attribute | None) -> bool:
 def is_dot_operand(attr: Attribute | None) -> bool:
     return isinstance(attr, DotOperandEncodingAttr)
 
+
 __all__ = [
     "AsyncTokenType",
     "DotOperandEncodingAttr",
