@@ -5,8 +5,9 @@ the code generator passes `_semantic` (the typing rules and op builder, `semanti
 and `_generator` (to inline `@jit` helpers such as a reduction's combine function).
 Their signatures and defaults follow upstream Triton's `triton.language`. This module is
 the entry: it gathers them for `tritium.language` and the code generator. The files, by
-upstream's groups of `tl` functions, each importing only `base.py`, the semantic layer,
-core, ir, and (scan -> reduction -> combine -> elementwise) one another downwards:
+upstream's groups of `tl` functions, each import only `base.py`, the semantic layer,
+core, ir, and one another downwards (scan -> reduction -> combine -> elementwise);
+combine.py's combine functions, being `@jit` functions, also need the `jit` decorator:
 
     base.py            `@builtin`, `is_builtin`, argument checks, `constexpr_function`
     creation.py        program_id, num_programs, arange, full, zeros, zeros_like, full_like
