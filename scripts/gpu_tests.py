@@ -91,7 +91,7 @@ def main() -> int:
         rc = p.wait()
         log.close()
         text = (out / f"shard-{i}.log").read_text()
-        summary = [ln for ln in text.splitlines() if re.search(r"\d+ (passed|failed|error)", ln)]
+        summary = [ln for ln in text.splitlines() if re.search(r"\d+ (passed|failed|errors?|skipped)", ln)]
         fails = [ln for ln in text.splitlines() if ln.startswith(("FAILED", "ERROR"))]
         print(f"shard {i} ({len(shards[i])} tests, weight {load[i]:.0f}) rc={rc}: "
               f"{summary[-1] if summary else 'no summary (timed out?)'}")
