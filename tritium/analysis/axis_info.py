@@ -30,10 +30,7 @@ from __future__ import annotations
 from xdsl.dialects import scf
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from tritium.ir import tt
-from tritium.ir.ttg import layout_order, layout_size_per_thread
-from tritium.ir.types import PointerType, bitwidth, element_type, encoding_of, shape_of
-from tritium.passes.axis_info_rules import (
+from tritium.analysis.axis_info_rules import (
     MAX_DIVISOR,
     RULES,
     AxisInfo,
@@ -42,6 +39,9 @@ from tritium.passes.axis_info_rules import (
     pow2_divisor,
     with_hints,
 )
+from tritium.ir import tt
+from tritium.ir.ttg import layout_order, layout_size_per_thread
+from tritium.ir.types import PointerType, bitwidth, element_type, encoding_of, shape_of
 
 __all__ = [
     "MAX_DIVISOR",

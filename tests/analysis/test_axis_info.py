@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from pass_helpers import func, value
+import sys
+from pathlib import Path
 
-from tritium.ir.parser import parse_module
-from tritium.passes.axis_info import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "passes"))
+
+from pass_helpers import func, value  # noqa: E402
+
+from tritium.analysis.axis_info import (  # noqa: E402
     MAX_DIVISOR,
     AxisInfo,
     AxisInfoAnalysis,
@@ -13,6 +17,7 @@ from tritium.passes.axis_info import (
     order_from_contiguity,
     pow2_divisor,
 )
+from tritium.ir.parser import parse_module  # noqa: E402
 
 VECTOR_ADD_ARGS = "%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32 {tt.divisibility = 16 : i32}, %q: !tt.ptr<f32>, %m: i32"
 VECTOR_ADD = """
