@@ -164,11 +164,16 @@ def _gcd_constancy(a, b, d):
 
 @_rule("arith.addi", "arith.subi", "tt.addptr")
 def _add_sub(op, ins):
-    sub = op.name == "arith.subi"
     scale = 1
     if op.name == "tt.addptr":
         pointee = element_type(op.results[0].type)
         scale = max(1, bitwidth(pointee.pointee) // 8) if isinstance(pointee, PointerType) else 1
+    return add_info(ins[0], ins[1], scale, sub=op.name == "arith.subi")
+
+
+def add_info(a: AxisInfo, b: AxisInfo, scale: int = 1, sub: bool = False) -> AxisInfo:
+    """`a + b * scale` (or `a - b`): addi / subi, and `tt.addptr` with `scale` the
+    pointee's bytes."""
 
     def contig(a, b, d):
         if sub:
@@ -181,7 +186,7 @@ def _add_sub(op, ins):
     def value(x, y):
         return x - y if sub else x + y * scale
 
-    return _binary(op, ins, contig, divis, _gcd_constancy, value)
+    return _binary(None, [a, b], contig, divis, _gcd_constancy, value)
 
 
 @_rule("arith.muli")
@@ -359,7 +364,16 @@ def _select(op: SelectOp, ins):
     )
 
 
-@_rule("arith.extsi", "arith.extui", "arith.trunci", "tt.bitcast", "ttg.convert_layout")
+@_rule(
+    "arith.extsi",
+    "arith.extui",
+    "arith.trunci",
+    "arith.index_cast",
+    "tt.ptr_to_int",
+    "tt.int_to_ptr",
+    "tt.bitcast",
+    "ttg.convert_layout",
+)
 def _same(op, ins):
     return ins[0]
 
