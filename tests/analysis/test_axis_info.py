@@ -334,3 +334,18 @@ def test_int_to_ptr_of_scaled_offsets_is_an_addptr():
     assert info(m, a, "addrs").contiguity == (1,)  # the integers step by 4
     assert info(m, a, "xp") == AxisInfo((1024,), (16,), (1,))  # the floats by one
     assert info(m, a, "hp").contiguity == (1,)  # 4 bytes apart is not contiguous for f16
+
+
+def test_a_load_is_constant_where_its_pointer_mask_and_other_are():
+    body = """
+    %offs = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %ps = tt.splat %p : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+    %c32 = arith.constant dense<32> : tensor<64xi32>
+    %m = arith.cmpi slt, %offs, %c32 : tensor<64xi32>
+    %zero = arith.constant dense<0> : tensor<64xi32>
+    %x = tt.load %ps, %m, %zero : tensor<64x!tt.ptr<i32>>
+    %y = tt.load %ps, %m, %offs : tensor<64x!tt.ptr<i32>>
+    """
+    m, a = analyse(body, "%p: !tt.ptr<i32>")
+    assert info(m, a, "x").constancy == (32,)
+    assert info(m, a, "y").constancy == (1,)  # masked-off elements are `other`'s: all differ

@@ -432,11 +432,12 @@ def _expand_dims(op: tt.ExpandDimsOp, ins):
 
 @_rule("tt.load")
 def _load(op: tt.LoadOp, ins):
-    p = ins[0]
-    m = ins[1] if op.mask is not None else None
+    """Equal pointers under equal masks load equal values. Upstream ignores `other`; a
+    masked-off element is `other`'s, so its constancy counts too."""
+    p, rest = ins[0], ins[1:]
     r = range(p.rank)
     return AxisInfo(
         (1,) * p.rank,
         (1,) * p.rank,
-        tuple(gcd(p.constancy[d], m.constancy[d] if m else 0) for d in r),
+        tuple(gcd(p.constancy[d], *(x.constancy[d] for x in rest)) for d in r),
     )
