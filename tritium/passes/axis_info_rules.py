@@ -17,9 +17,8 @@ from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, Inte
 from xdsl.ir import Attribute, Operation
 
 from tritium.ir import tt
-from tritium.ir.arith import CMPI_PREDICATES, CmpiOp, SelectOp
+from tritium.ir.arith import CMPI_PREDICATES, CmpiOp, SelectOp, constant_value
 from tritium.ir.types import PointerType, bitwidth, element_type, shape_of
-from tritium.passes.utils import constant_value
 
 MAX_DIVISOR = 1 << 62
 """Divisibility of 0 (and contiguity/constancy of 'anything goes' during loop fixpoints)."""

@@ -32,8 +32,8 @@ from tritium.codegen.lower.memory import vector_width as global_vector_width
 from tritium.codegen.lower.shared import barrier, smem_pointer, store_shared
 from tritium.codegen.lower.types import i32, memory_type
 from tritium.codegen.scratch import element_bytes
+from tritium.ir.arith import constant_value
 from tritium.ir.shared_layout import memdesc_tile
-from tritium.passes.utils import constant_value
 
 TOKEN = ir.Constant(i32, 0)
 
