@@ -22,12 +22,11 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
+from tritium.analysis.allocation import shared_total
 from tritium.codegen import lower  # noqa: F401  (registers the op lowerings)
-from tritium.codegen.allocation import read_allocation
 from tritium.codegen.lower.context import FunctionLowering
 from tritium.codegen.lower.control_flow import RetryLowering, lower_function_body
 from tritium.codegen.lower.types import byte_size, i32, llvm_type, memory_type, signature_type
-from tritium.codegen.membar import barrier_points
 from tritium.ir.tt import FuncOp
 from tritium.ir.types import PointerType
 
@@ -91,9 +90,6 @@ def _lower(module: ModuleOp, hints: dict) -> tuple[str, dict]:
 
     ctx = FunctionLowering(m, fn, num_warps, threads_per_warp)
     ctx.loop_hints = hints
-    alloc = read_allocation(module)
-    ctx.smem_offsets = alloc.offsets
-    ctx.barrier_points = barrier_points(func, alloc)
     params = []
     for i, (t, arg) in enumerate(zip(arg_types, fn.args)):
         arg.name = re.sub(r"[^\w.]", "_", _arg_name(func, i))
@@ -117,7 +113,7 @@ def _lower(module: ModuleOp, hints: dict) -> tuple[str, dict]:
         "name": name,
         "num_warps": num_warps,
         "threads_per_warp": threads_per_warp,
-        "shared": alloc.total,
+        "shared": shared_total(module),
         "params": params,
     }
     return str(parsed), metadata

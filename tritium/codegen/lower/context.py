@@ -61,8 +61,7 @@ class FunctionLowering:
         self._strings: dict[str, ir.GlobalVariable] = {}
         self.block_map: dict[Block, ir.Block] = {}  # tt.func blocks (control_flow.py)
         self.loop_hints: dict = {}  # (id(scf.for), iter arg) -> assumption hint (control_flow.py)
-        self.smem_offsets: dict[Operation, int] = {}  # scratch byte offsets (allocation.py)
-        self.barrier_points: set[tuple[int, int]] = set()  # where bar.sync goes (membar.py)
+        self.pending_barrier: Operation | None = None  # a gpu.barrier for this op (shared.py)
         # local_load results an mma dot reads itself (value -> (tile base, memdesc type))
         self.tiles: dict[SSAValue, tuple[ir.Value, Attribute]] = {}
 

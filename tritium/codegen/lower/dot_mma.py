@@ -137,10 +137,6 @@ def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
         raise unsupported(op, "batched (3D) dots are not supported on mma")
     la, lb, lc = ctx.layout(op.a.type), ctx.layout(op.b.type), ctx.layout(op.d.type)
     a, bb = _Operand(ctx, op.a), _Operand(ctx, op.b)
-    from tritium.codegen.lower.local_memory import local_sync
-
-    for k in range(int(a.tile is not None) + int(bb.tile is not None)):
-        local_sync(ctx, op, k)  # the tiles are read here (local_membar.py)
     acc = list(ctx.get(op.c))
     try:
         steps = mma_steps(la, lb, lc, shape_of(op.a.type)[1], instr_k, per_word)

@@ -8,7 +8,7 @@
       -> ld.shared.v4.b32 per 8 halves contiguous in the tile (ldmatrix for mma operands:
          ldmatrix.py)
     ttg.local_store %x, %s  /  ttg.local_alloc %x
-      -> bar.sync; st.shared.v4.b32 ...; bar.sync
+      -> st.shared.v4.b32 ...
 
 Addresses (`TileAddressing`): the element at coordinate c of a register is at
 `tile.offset(c)`, which is linear over GF(2) in c's bits (`tritium.ir.shared_layout`).
@@ -18,11 +18,9 @@ entry block (the swizzle formula on the thread's coordinate); the register part 
 constant whose bits that a thread offset may also set (`span`) are XORed in, the rest
 added: `base + ((thread ^ x) + y)`, y ending up as the instruction's immediate.
 
-Barriers: `local_membar.py` says which tile accesses need a `bar.sync` first (a read after
-a write, a write after a read or write of the same allocation since the last barrier).
-`local_alloc` without a source and `local_dealloc` are barriers: the allocator lets such
-a buffer share bytes with other ops' scratch used before or after it.
-Async copies into tiles and their waits are in async_copy.py.
+Barriers are `gpu.barrier` ops the membar pass placed (tritium.analysis.membar): before a
+tile access racing with an earlier one, and before a `local_alloc` without a source and
+a `local_dealloc`. Async copies into tiles and their waits are in async_copy.py.
 """
 
 from __future__ import annotations
@@ -33,10 +31,10 @@ from llvmlite import ir
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation
 
+from tritium.analysis.shared_bytes import element_bytes
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
-from tritium.codegen.lower.shared import barrier, load_shared, store_shared
+from tritium.codegen.lower.shared import load_shared, store_shared
 from tritium.codegen.lower.types import i32, llvm_type
-from tritium.codegen.scratch import element_bytes
 from tritium.ir.layouts import LinearLayout
 from tritium.ir.shared_layout import SharedTile, memdesc_tile
 from tritium.ir.ttg_mma import MemDescType, memdesc_bytes
@@ -134,36 +132,18 @@ def local_alloc(ctx: FunctionLowering, op: Operation) -> None:
         raise unsupported(op, "no allocation.offset: run allocate-shared-memory first")
     base = ir.Constant(i32, attr.value.data)
     ctx.set(op.result, [base])
-    if op.src is None:
-        barrier(ctx)  # the bytes may have been another op's scratch until now
-        return
-    local_sync(ctx, op)
-    store_tile(ctx, op.src, base, op.result.type)
+    if op.src is not None:
+        store_tile(ctx, op.src, base, op.result.type)
 
 
 @lowers("ttg.local_store")
 def local_store(ctx: FunctionLowering, op: Operation) -> None:
-    local_sync(ctx, op)
     store_tile(ctx, op.src, ctx.get1(op.dst), op.dst.type)
-
-
-def local_sync(ctx: FunctionLowering, op: Operation, access: int = 0) -> None:
-    """A bar.sync before `op`'s tile access number `access` when local_membar.py asks."""
-    from tritium.codegen.local_membar import local_barrier_points
-
-    def points():
-        func = op
-        while func.parent_op() is not None and func.name != "tt.func":
-            func = func.parent_op()
-        return local_barrier_points(func)
-
-    if (id(op), access) in ctx._cached("local-barriers", points):
-        barrier(ctx)
 
 
 @lowers("ttg.local_dealloc")
 def local_dealloc(ctx: FunctionLowering, op: Operation) -> None:
-    barrier(ctx)  # every read of the buffer is done before its bytes serve another op
+    pass  # (the gpu.barrier before it ends the reads of the buffer: membar pass)
 
 
 @lowers("ttg.memdesc_index")
@@ -196,7 +176,6 @@ def local_load(ctx: FunctionLowering, op: Operation) -> None:
     from tritium.codegen.lower.ldmatrix import try_ldmatrix
 
     _check_tile(ctx, op.result.type, op.src.type)
-    local_sync(ctx, op)
     base = ctx.get1(op.src)
     if read_by_mma(op):
         ctx.tiles[op.result] = (base, op.src.type)  # dot_mma.py reads it step by step
@@ -267,7 +246,6 @@ __all__ = [
     "addressing",
     "load_registers",
     "load_tile",
-    "local_sync",
     "read_by_mma",
     "store_tile",
 ]
