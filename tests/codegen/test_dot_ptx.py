@@ -183,7 +183,7 @@ def test_upstreams_pipelined_ttgir_lowers_with_its_barriers(ptxas):
 
     path = pathlib.Path(__file__).parents[1] / "data" / "upstream" / "matmul_tiled_kernel.ttgir"
     module = parse_module(path.read_text())
-    run_passes(module, ["allocate-shared-memory", "allocate-shared-buffers"], ttgir=True)
+    run_passes(module, ["allocate-shared-memory", "membar"], ttgir=True)
     llir, meta = lower_to_llvm(module)
     ptx = llir_to_ptx(llir, "sm_89")
     ops = re.findall(r"^\s+(?:@%p\d+ )?([a-z][\w.:]*)", ptx, re.M)

@@ -13,8 +13,9 @@ import pytest
 
 import tritium
 from tests.codegen import reduce_kernels as rk
+from tritium.analysis.reduce_plan import plan_for_reduce, reduce_plan
+from tritium.analysis.scratch import scratch_bytes
 from tritium.codegen import tools
-from tritium.codegen.scratch import plan_for_reduce, reduce_plan, scratch_bytes
 from tritium.ir import tt
 from tritium.ir.layouts import linear_layout
 from tritium.ir.parser import parse_module

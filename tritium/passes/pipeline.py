@@ -31,7 +31,6 @@ from xdsl.passes import ModulePass
 from tritium.errors import CompilationError
 from tritium.ir.context import make_context
 from tritium.passes.accelerate_matmul import AccelerateMatmulPass
-from tritium.passes.allocate_shared_buffers import AllocateSharedBuffersPass
 from tritium.passes.allocate_shared_memory import AllocateSharedMemoryPass
 from tritium.passes.canonicalize import CanonicalizePass
 from tritium.passes.coalesce import CoalescePass
@@ -40,6 +39,7 @@ from tritium.passes.convert_triton_to_tritongpu import ConvertTritonToTritonGPUP
 from tritium.passes.cse import CommonSubexpressionEliminationPass
 from tritium.passes.dce import DeadCodeEliminationPass
 from tritium.passes.loop_invariant_code_motion import LoopInvariantCodeMotionPass
+from tritium.passes.membar import MembarPass
 from tritium.passes.optimize_dot_operands import OptimizeDotOperandsPass
 from tritium.passes.remove_layout_conversions import RemoveLayoutConversionsPass
 from tritium.passes.reorder_broadcast import ReorderBroadcastPass
@@ -69,7 +69,7 @@ TTGIR_PASSES: tuple[str, ...] = (
     "pipeline",
     "optimize-dot-operands",
     "allocate-shared-memory",
-    "allocate-shared-buffers",
+    "membar",
 )
 
 
@@ -129,7 +129,7 @@ def make_pass(name: str, options: PassOptions) -> ModulePass:
         "allocate-shared-memory": AllocateSharedMemoryPass,
         "accelerate-matmul": AccelerateMatmulPass,
         "optimize-dot-operands": OptimizeDotOperandsPass,
-        "allocate-shared-buffers": AllocateSharedBuffersPass,
+        "membar": MembarPass,
     }
     if name in simple:
         return simple[name]()
