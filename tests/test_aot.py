@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import tritium
-from tritium.aot.metadata import check_metadata, kernel_metadata, ptx_reqntid, read_metadata
 from tritium.cli import main
 from tritium.errors import ArgumentError
+from tritium.runtime.metadata import check_metadata, kernel_metadata, ptx_reqntid, read_metadata
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ADD = f"{ROOT / 'examples' / 'vector_add.py'}:add_kernel"
@@ -153,7 +153,7 @@ import tritium
 assert callable(tritium.cdiv)
 print("LOADED", sorted(m for m in sys.modules if m.startswith({COMPILER_MODULES!r})))
 tritium.jit  # first use imports the frontend
-print("JIT", "tritium.frontend.jit" in sys.modules)
+print("JIT", "tritium.jit.jit" in sys.modules)
 """
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60

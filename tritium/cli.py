@@ -137,7 +137,7 @@ def _parse_constexpr(item: str):
 
 
 def _load_kernel(source: str):
-    from tritium.frontend.jit import JITFunction
+    from tritium.jit.jit import JITFunction
 
     path_str, _, kernel = source.partition(":") if not source.startswith(":") else (source, "", "")
     if len(path_str) == 1 and kernel and kernel[0] in "/\\":  # Windows drive letter
@@ -238,7 +238,7 @@ def cmd_compile(args) -> int:
 def _write_aot(args, kernel, constexprs: dict) -> None:
     """--meta and --c-header: the JSON metadata and the C wrapper of the kernel's PTX."""
     from tritium.aot.c_wrapper import write_c_wrapper
-    from tritium.aot.metadata import kernel_metadata, write_metadata
+    from tritium.runtime.metadata import kernel_metadata, write_metadata
 
     meta = kernel_metadata(kernel, signature=args.signature, constexprs=constexprs)
     if args.meta:

@@ -11,6 +11,7 @@ from xdsl.ir import Block, Region
 from tritium.frontend import core
 from tritium.frontend.builtins import _dtype_arg, _int_arg, builtin
 from tritium.frontend.core import block_type, tensor, unwrap
+from tritium.frontend.kernel_source import KernelSource
 from tritium.frontend.semantic import SemanticError
 from tritium.ir import tt
 
@@ -34,10 +35,8 @@ def combine_block(elts, combine_fn, return_op, what: str, semantic, generator) -
     """The combine region's block for scalars of dtypes `elts`: 2*N arguments (the left
     values, then the right ones), the inlined `combine_fn`, and `return_op(values)`,
     each result cast to its operand's dtype."""
-    from tritium.frontend.jit import JITFunction
-
     combine_fn = unwrap(combine_fn)
-    if not isinstance(combine_fn, JITFunction):
+    if not isinstance(combine_fn, KernelSource):
         name = getattr(combine_fn, "__name__", repr(combine_fn))
         raise SemanticError(f"the combine function must be a @jit function, got `{name}`")
     block = Block(arg_types=[e.to_ir() for e in elts] * 2)

@@ -14,9 +14,9 @@ import ast
 import builtins as pybuiltins
 import inspect
 import operator
-import os
 import types
 
+from tritium import config
 from tritium.errors import CompilationError, SourceLoc, UnsupportedSyntaxError
 from tritium.frontend import builtins as tlb
 from tritium.frontend import builtins_atomic as tla
@@ -28,6 +28,7 @@ from tritium.frontend.codegen_control import ControlFlowMixin
 from tritium.frontend.core import constexpr, tensor, unwrap
 from tritium.frontend.iterators import range as tl_range
 from tritium.frontend.iterators import static_range
+from tritium.frontend.kernel_source import KernelSource
 from tritium.frontend.semantic import Semantic, SemanticError
 
 MAX_INLINE_DEPTH = 64
@@ -186,7 +187,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         except RecursionError:
             raise CompilationError("recursion too deep while compiling this kernel", loc) from None
         except Exception as e:
-            if os.environ.get("TRITIUM_DEBUG"):
+            if config.debug():
                 raise
             raise CompilationError(
                 f"internal compiler error: {type(e).__name__}: {e} (rerun with TRITIUM_DEBUG=1 for a traceback)",
@@ -219,10 +220,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         raise self.error(f"name '{name}' is not defined", node)
 
     def _global_value(self, name, v, node):
-        from tritium.frontend.jit import JITFunction
-
         if isinstance(
-            v, (constexpr, core.dtype, JITFunction, types.ModuleType, tl_range, static_range, type)
+            v, (constexpr, core.dtype, KernelSource, types.ModuleType, tl_range, static_range, type)
         ):
             return v
         if callable(v):
@@ -467,11 +466,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         return self.call(fn, args, kwargs, node)
 
     def call(self, fn, args, kwargs, node):
-        from tritium.frontend.jit import JITFunction
-
         if isinstance(fn, BoundMethod):
             return self.call(fn.fn, [fn.obj] + list(args), kwargs, node)
-        if isinstance(fn, JITFunction):
+        if isinstance(fn, KernelSource):
             return self.call_jit(fn, args, kwargs)
         if tlb.is_builtin(fn):
             try:
