@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
-import os
 import pathlib
 import sys
 import traceback
@@ -182,6 +181,7 @@ def _load_kernel(source: str):
 
 def cmd_compile(args) -> int:
     import tritium
+    from tritium.options import Options
 
     fn = _load_kernel(args.source)
     constexprs = dict(_parse_constexpr(c) for c in args.constexpr)
@@ -197,14 +197,14 @@ def cmd_compile(args) -> int:
     stop = emit
     if (args.meta or args.c_header) and emit in ("ttir", "ttgir", "llir"):
         stop = "ptx"  # the artifacts describe the PTX
+    options = Options(
+        num_warps=args.num_warps, num_stages=args.num_stages, arch=args.arch, debug=args.debug
+    )
     kernel = tritium.compile(
         fn,
         signature=args.signature if not isinstance(fn, str) else None,
         constexprs=constexprs,
-        num_warps=args.num_warps,
-        num_stages=args.num_stages,
-        arch=args.arch,
-        debug=args.debug,
+        options=options,
         dump_dir=args.dump_dir,
         timings=timings,
         stop=stop,
@@ -248,11 +248,12 @@ def _write_aot(args, kernel, constexprs: dict) -> None:
 
 
 def main(argv=None) -> int:
+    from tritium import config
     from tritium.errors import ArgumentError, CompilationError, TritiumError
 
     parser = _parser()
     args = parser.parse_args(argv)
-    show_tb = getattr(args, "traceback", False) or os.environ.get("TRITIUM_DEBUG")
+    show_tb = getattr(args, "traceback", False) or config.debug()
     try:
         return cmd_compile(args)
     except (UsageError, ArgumentError) as e:

@@ -47,6 +47,7 @@ from tritium.errors import ArgumentError
 from tritium.frontend import core
 from tritium.frontend.core import constexpr
 from tritium.frontend.ttir import KernelSpec
+from tritium.options import IGNORED_LAUNCH_OPTIONS
 from tritium.runtime.array_kinds import KINDS, kind_of
 
 __all__ = [
@@ -178,8 +179,12 @@ def launch_key(specs, vals, opts: dict, keyed_interpret: bool) -> tuple:
     if keyed_interpret:
         parts.append(config.interpret())
     key: tuple = (tuple(kinds), tuple(parts))
-    rest = tuple(sorted((k, v) for k, v in opts.items() if k not in OPTION_PARTS and k != "stream"))
+    rest = tuple(sorted((k, v) for k, v in opts.items() if k not in _NOT_IN_REST))
     return key + (rest,) if rest else key
+
+
+# the stream is not part of what is compiled; upstream's ignored options neither
+_NOT_IN_REST = frozenset(OPTION_PARTS) | {"stream"} | IGNORED_LAUNCH_OPTIONS
 
 
 def hashable_key(key: tuple) -> tuple:
