@@ -166,6 +166,8 @@ def render() -> str:
             "`tritium/ir/` | [ir](../tritium/ir/ARCHITECTURE.md) |",
             "| TTIR -> TTIR, TTIR -> TTGIR | `passes.pipeline.run_ttir_passes`, `run_ttgir_passes` | "
             "`tritium/passes/` | [passes](../tritium/passes/ARCHITECTURE.md) |",
+            "| facts both read (axis info, ...) | `analysis.axis_info.AxisInfoAnalysis` | "
+            "`tritium/analysis/` | [analysis](../tritium/analysis/ARCHITECTURE.md) |",
             "| TTGIR -> LLVM IR -> PTX | `codegen.lower_to_llvm`, `codegen.ptx.llir_to_ptx` | "
             "`tritium/codegen/` | [codegen](../tritium/codegen/ARCHITECTURE.md) |",
             "| launch, caches, interpreter | `runtime.launcher.Launcher`, `runtime.interpreter` | "
@@ -225,7 +227,8 @@ def render() -> str:
             "becomes the list of that thread's scalar registers (the mask here is "
             f"{len(re.findall(r' = icmp slt ', llir))} `icmp slt`), thread and block ids come "
             "from NVVM intrinsics, and",
-            f"loads and stores are inline PTX ({asm_loads} load instructions) so masked-off",
+            f"loads and stores are inline PTX ({asm_loads} load instructions, as wide as the",
+            "TTGIR's axis info allows: `AxisInfoAnalysis.vector_width`) so masked-off",
             "lanes never touch memory. The parameters are exactly the `tt.func` arguments:",
             f"{params}; `metadata` records the block ({meta['num_warps']} warps x "
             f"{meta['threads_per_warp']} threads) and {meta['shared']} bytes of shared memory.",

@@ -96,7 +96,6 @@ def imports(mods: dict[str, pathlib.Path]) -> dict[str, set[str]]:
                 if mods[name].name == "__init__.py" and mod.startswith(name + "."):
                     continue
                 targets.add(name)
-                break
         edges[mod] = targets
     return edges
 

@@ -34,9 +34,9 @@ from tritium.ir.ttg_memory import (
     LocalStoreOp,
     MemDescIndexOp,
 )
-from tritium.runtime import interpreter as interp
-from tritium.runtime import interpreter_values as rep
-from tritium.runtime.interpreter_memory import MemoryFault
+from tritium.runtime.interpreter import ops
+from tritium.runtime.interpreter import values as rep
+from tritium.runtime.interpreter.memory import MemoryFault, out_of_bounds
 
 
 class HazardError(AssertionError):
@@ -112,7 +112,7 @@ def _copy(op, fc):
         try:
             raw = st.mem.load(env[p], mask, sdt, "load")
         except MemoryFault as e:
-            raise interp._fault(op, e, st) from None
+            raise out_of_bounds(op, e, st) from None
         val = rep.from_storage(raw, elem)
         if mask is not None:
             val = np.where(mask, val, np.zeros_like(val))
@@ -209,8 +209,8 @@ HANDLERS = {
 def shared_memory_model(landing: str = "wait"):
     """Install the handlers for the duration of the block; yields the model (counters)."""
     model = SharedModel(landing)
-    saved = {cls: interp._HANDLERS.get(cls) for cls in HANDLERS}
-    interp._HANDLERS.update(HANDLERS)
+    saved = {cls: ops.HANDLERS.get(cls) for cls in HANDLERS}
+    ops.HANDLERS.update(HANDLERS)
     _MODEL.append(model)
     try:
         yield model
@@ -220,9 +220,9 @@ def shared_memory_model(landing: str = "wait"):
         _MODEL.pop()
         for cls, h in saved.items():
             if h is None:
-                interp._HANDLERS.pop(cls, None)
+                ops.HANDLERS.pop(cls, None)
             else:
-                interp._HANDLERS[cls] = h
+                ops.HANDLERS[cls] = h
 
 
 __all__ = ["HazardError", "SharedModel", "shared_memory_model"]

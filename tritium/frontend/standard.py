@@ -1,7 +1,8 @@
 """Library functions written in the Triton language itself, as upstream's `standard.py`.
 
 They are `KernelSource`s (kernel_source.py): the code generator inlines them like any
-user `@jit` helper.
+user `@jit` helper. The combine functions of the reductions and scans are in `builtins/combine.py`, below the
+builtins that use them.
 """
 
 from __future__ import annotations
@@ -31,70 +32,6 @@ def softmax(
     num = tl.exp(z)
     den = tl.sum(num, _dim, keep_dims=True)
     return tl.fdiv(num, den, ieee_rounding)
-
-
-@KernelSource
-def _sum_combine(a, b):
-    return a + b
-
-
-@KernelSource
-def _xor_combine(a, b):
-    return a ^ b
-
-
-@KernelSource
-def _elementwise_max(a, b):
-    return tl.maximum(a, b)
-
-
-@KernelSource
-def _elementwise_min(a, b):
-    return tl.minimum(a, b)
-
-
-@KernelSource
-def _argmax_combine(value1, index1, value2, index2, tie_break_left: constexpr):
-    if tie_break_left:
-        tie = value1 == value2 and index1 < index2
-    else:
-        tie = False
-    gt = value1 > value2 or tie
-    v_ret = tl.where(gt, value1, value2)
-    i_ret = tl.where(gt, index1, index2)
-    return v_ret, i_ret
-
-
-@KernelSource
-def _argmax_combine_tie_break_left(value1, index1, value2, index2):
-    return _argmax_combine(value1, index1, value2, index2, True)
-
-
-@KernelSource
-def _argmax_combine_tie_break_fast(value1, index1, value2, index2):
-    return _argmax_combine(value1, index1, value2, index2, False)
-
-
-@KernelSource
-def _argmin_combine(value1, index1, value2, index2, tie_break_left: constexpr):
-    if tie_break_left:
-        tie = value1 == value2 and index1 < index2
-    else:
-        tie = False
-    lt = value1 < value2 or tie
-    value_ret = tl.where(lt, value1, value2)
-    index_ret = tl.where(lt, index1, index2)
-    return value_ret, index_ret
-
-
-@KernelSource
-def _argmin_combine_tie_break_left(value1, index1, value2, index2):
-    return _argmin_combine(value1, index1, value2, index2, True)
-
-
-@KernelSource
-def _argmin_combine_tie_break_fast(value1, index1, value2, index2):
-    return _argmin_combine(value1, index1, value2, index2, False)
 
 
 @KernelSource

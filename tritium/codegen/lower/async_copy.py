@@ -10,8 +10,8 @@
 A masked-off element is zero-filled (source size 0, nothing read), which is why the
 pipeliner only moves loads whose `other` is absent or zero. 16-byte copies use `.cg`
 (through L2 only), smaller ones `.ca`, as upstream. The vector width is the smaller of
-what global memory allows (contiguity, alignment and one mask per group: the same proof
-as for `tt.load`, memory.py) and what the tile allows (local_memory.py); cp.async moves
+what global memory allows (the axis info's `vector_width`, as for `tt.load`: the one the
+software pipeliner decided with) and what the tile allows (tile_addressing.py); cp.async moves
 4, 8 or 16 bytes, so narrower groups (one fp16) fall back to a predicated load and a
 shared store (correct, not asynchronous).
 
@@ -27,13 +27,13 @@ from llvmlite import ir
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
-from tritium.codegen.lower.local_memory import TileAddressing, local_sync
-from tritium.codegen.lower.memory import vector_width as global_vector_width
+from tritium.codegen.lower.local_memory import local_sync
 from tritium.codegen.lower.shared import barrier, smem_pointer, store_shared
+from tritium.codegen.lower.tile_addressing import TileAddressing
 from tritium.codegen.lower.types import i32, memory_type
 from tritium.codegen.scratch import element_bytes
+from tritium.ir.arith import constant_value
 from tritium.ir.shared_layout import memdesc_tile
-from tritium.passes.utils import constant_value
 
 TOKEN = ir.Constant(i32, 0)
 
@@ -58,7 +58,7 @@ def async_copy(ctx: FunctionLowering, op: Operation) -> None:
     ptrs = ctx.get(op.src)
     masks = ctx.get(op.mask) if op.mask is not None else None
     eb = acc.elem_bytes
-    v = min(acc.vector_width(), global_vector_width(ctx, ptrs, masks, eb))
+    v = min(acc.vector_width(), ctx.axis.vector_width(op))  # tile, global memory
     base = ctx.get1(op.result_buf)
     thread = acc.thread_offset(ctx)
     nbytes = v * eb

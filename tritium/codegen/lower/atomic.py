@@ -106,7 +106,7 @@ def _lower(ctx: FunctionLowering, op: Operation, rmw: str | None, operands: list
     ty = llvm_type(op.result.type)
     instr = _instruction(op, rmw, ty)
     layout = ctx.layout(op.ptr.type)
-    owner = ctx.owner_predicate(layout)
+    owner = ctx.threads.owner_predicate(layout)
     free = layout.free_register_mask if layout is not None else 0
     out: list[ir.Value | None] = [None] * len(ptrs)
     preds: dict[int, ir.Value] = {}

@@ -20,9 +20,9 @@ from llvmlite import ir
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, unsupported
-from tritium.codegen.lower.dot import register_index
 from tritium.codegen.lower.local_memory import load_registers, local_sync
-from tritium.codegen.lower.types import is_float_type, llvm_type
+from tritium.codegen.lower.registers import register_index
+from tritium.codegen.lower.types import BFloatType, is_float_type, llvm_type
 from tritium.ir.types import shape_of
 
 
@@ -122,8 +122,6 @@ def lower_fma_dot(ctx: FunctionLowering, op: Operation) -> None:
 
 
 def _suffix(ty: ir.Type) -> str:
-    from tritium.codegen.lower.types import BFloatType
-
     if isinstance(ty, ir.FloatType):
         return "f32"
     if isinstance(ty, ir.DoubleType):

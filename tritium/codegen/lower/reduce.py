@@ -103,9 +103,10 @@ def reduce(ctx: FunctionLowering, op: Operation) -> None:
 
 
 def _leader_lane(ctx: FunctionLowering, axis_lanes: int) -> ir.Value:
-    eb = ctx.entry_builder
-    return ctx._cached(
-        ("leader", axis_lanes), lambda: eb.and_(ctx.lane, ir.Constant(i32, 31 & ~axis_lanes))
+    eb = ctx.threads.entry_builder
+    lane = ctx.threads.lane
+    return ctx.threads.entry_value(
+        ("leader", axis_lanes), lambda: eb.and_(lane, ir.Constant(i32, 31 & ~axis_lanes))
     )
 
 
@@ -141,12 +142,13 @@ def _writer_predicate(ctx: FunctionLowering, plan: ReducePlan) -> ir.Value | Non
     mask = plan.lane_mask("lane") | plan.src.free_lane_mask | (plan.src.free_warp_mask << 5)
     if not mask:
         return None
-    eb = ctx.entry_builder
+    eb = ctx.threads.entry_builder
 
     def make() -> ir.Value:
-        return eb.icmp_unsigned("==", eb.and_(ctx.tid, ir.Constant(i32, mask)), ir.Constant(i32, 0))
+        bits = eb.and_(ctx.threads.tid, ir.Constant(i32, mask))
+        return eb.icmp_unsigned("==", bits, ir.Constant(i32, 0))
 
-    return ctx._cached(("writer", mask), make)
+    return ctx.threads.entry_value(("writer", mask), make)
 
 
 def _warp_partial(ctx: FunctionLowering, plan: ReducePlan) -> ir.Value | None:
@@ -156,16 +158,16 @@ def _warp_partial(ctx: FunctionLowering, plan: ReducePlan) -> ir.Value | None:
         return None
 
     def make() -> ir.Value:
-        eb = ctx.entry_builder
+        eb = ctx.threads.entry_builder
         total = None
         for k, bit in parts:
-            v = eb.and_(ctx.warp, ir.Constant(i32, 1 << bit))
+            v = eb.and_(ctx.threads.warp, ir.Constant(i32, 1 << bit))
             v = eb.shl(v, ir.Constant(i32, k - bit)) if k > bit else v
             v = eb.lshr(v, ir.Constant(i32, bit - k)) if bit > k else v
             total = v if total is None else eb.or_(total, v)
         return total
 
-    return ctx._cached(("warp-partial", plan.smem_bits), make)
+    return ctx.threads.entry_value(("warp-partial", plan.smem_bits), make)
 
 
 def _through_smem(ctx, op, plan: ReducePlan, groups, combine) -> None:

@@ -118,7 +118,7 @@ class _Scan:
 
     def lanes(self, totals: dict[int, Values]):
         """Inclusive scan of the chunk totals across lanes; each lane's exclusive prefix."""
-        plan, b, lane = self.plan, self.b, self.ctx.lane
+        plan, b, lane = self.plan, self.b, self.ctx.threads.lane
         if not plan.lanes:
             return dict(totals), {g: None for g in totals}, False
         incl = dict(totals)
@@ -153,7 +153,7 @@ class _Scan:
         lane_mask = sum(1 << x for x in plan.lanes)
         if not plan.warps:
             if plan.lanes:  # the last lane's inclusive total, to everyone
-                last = b.and_(ctx.lane, self.const(~lane_mask & 31))
+                last = b.and_(ctx.threads.lane, self.const(~lane_mask & 31))
                 if not self.reverse:
                     last = b.or_(last, self.const(lane_mask))
                 tiles = {g: tuple(shuffle_idx(ctx, x, last) for x in v) for g, v in incl.items()}
@@ -162,13 +162,13 @@ class _Scan:
             return {g: None for g in incl}, False, tiles
         nw, nl = plan.layout.num_warps, plan.layout.num_lanes
         warp_mask = sum(1 << x for x in plan.warps)
-        lane_pos = self.field(ctx.lane, plan.lanes) if plan.lanes else None
+        lane_pos = self.field(ctx.threads.lane, plan.lanes) if plan.lanes else None
         writer = None
         if lane_pos is not None:
             last = 0 if self.reverse else (1 << len(plan.lanes)) - 1
             writer = b.icmp_unsigned("==", lane_pos, self.const(last))
-        row_lane = b.and_(ctx.lane, self.const(~lane_mask & 31))
-        warp_rest = b.and_(ctx.warp, self.const(~warp_mask & 0xFFFFFFFF))
+        row_lane = b.and_(ctx.threads.lane, self.const(~lane_mask & 31))
+        warp_rest = b.and_(ctx.threads.warp, self.const(~warp_mask & 0xFFFFFFFF))
         types = [s.type for s in self.op.srcs]
         bases, base = [], ctx.smem_offsets[self.op]
         for t in types:
@@ -182,9 +182,9 @@ class _Scan:
         sync(ctx, self.op, 0)
         for gi, g in enumerate(plan.groups):
             for i, x in enumerate(incl[g]):
-                store_shared(ctx, address(i, gi, ctx.warp), [x], writer)
+                store_shared(ctx, address(i, gi, ctx.threads.warp), [x], writer)
         sync(ctx, self.op, 1)
-        wpos = self.field(ctx.warp, plan.warps)
+        wpos = self.field(ctx.threads.warp, plan.warps)
         prefixes, valid, tiles = {}, False, {}
         order = list(range(1 << len(plan.warps)))
         order = order[::-1] if self.reverse else order

@@ -186,16 +186,16 @@ def thread_offset(
         return None, div
 
     def make() -> ir.Value:
-        eb = ctx.entry_builder
+        eb = ctx.threads.entry_builder
         total = None
-        for c, s in zip(ctx.thread_coords(layout), strides):
+        for c, s in zip(ctx.threads.thread_coords(layout), strides):
             if not s or isinstance(c, ir.Constant):
                 continue
             term = c if s == 1 else eb.mul(c, ir.Constant(i32, s))
             total = term if total is None else eb.add(total, term)
         return total
 
-    return ctx._cached(("offset", layout, strides), make), div
+    return ctx.threads.entry_value(("offset", layout, strides), make), div
 
 
 def vector_width(consts: list[int], thread_div: int, max_v: int) -> int:

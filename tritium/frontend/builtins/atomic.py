@@ -7,13 +7,12 @@
 Each returns the values memory held before the update (0 where `mask` is false). `sem`
 is "relaxed", "acquire", "release" or "acq_rel" (the default), `scope` "gpu" (the
 default), "cta" or "sys"; both must be compile-time strings. The rules live in
-`semantic_atomic.py`.
+`semantic_atomic.py` (methods of `Semantic`).
 """
 
 from __future__ import annotations
 
-from tritium.frontend import semantic_atomic
-from tritium.frontend.builtins import builtin
+from tritium.frontend.builtins.base import builtin
 from tritium.frontend.core import unwrap
 
 _DOC = """Atomic {name} at `pointer` (a pointer or a block of pointers) with `val`, where
@@ -24,9 +23,7 @@ _DOC = """Atomic {name} at `pointer` (a pointer or a block of pointers) with `va
 
 def _rmw(kind: str, name: str):
     def fn(pointer, val, mask=None, sem=None, scope=None, _semantic=None, _generator=None):
-        return semantic_atomic.atomic_rmw(
-            _semantic, kind, unwrap(pointer), unwrap(val), unwrap(mask), sem, scope
-        )
+        return _semantic.atomic_rmw(kind, unwrap(pointer), unwrap(val), unwrap(mask), sem, scope)
 
     fn.__name__ = fn.__qualname__ = f"atomic_{kind}"
     fn.__doc__ = _DOC.format(name=name, kind=kind)
@@ -47,9 +44,7 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None, _semantic=None, _generat
     """Atomic compare-and-swap at `pointer`: where memory holds `cmp`, write `val`; returns
     the values memory held before (upstream's `tl.atomic_cas`). `sem` and `scope` as for
     `tl.atomic_add`."""
-    return semantic_atomic.atomic_cas(
-        _semantic, unwrap(pointer), unwrap(cmp), unwrap(val), sem, scope
-    )
+    return _semantic.atomic_cas(unwrap(pointer), unwrap(cmp), unwrap(val), sem, scope)
 
 
 __all__ = [

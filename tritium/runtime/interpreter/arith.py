@@ -1,5 +1,5 @@
 """Elementwise semantics for the interpreter: `arith.*` and `math.*` on numpy values
-(value representation: `interpreter_values.py`).
+(value representation: `values.py`).
 
 Integer ops wrap at the type's width (numpy does, for same-dtype operands); unsigned ops
 view the bits as uint; `divsi`/`remsi` truncate toward zero as C and PTX do. bf16 is
@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from tritium.ir.types import PointerType, element_type
-from tritium.runtime.interpreter_values import (
+from tritium.runtime.interpreter.values import (
     INT_DTYPES,
     constant_value,
     float_cast,

@@ -26,8 +26,8 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float6
 from tritium.errors import TritiumError
 from tritium.ir.locations import op_source_loc
 from tritium.ir.types import element_type
-from tritium.runtime import interpreter_values as rep
-from tritium.runtime.interpreter_memory import MemoryFault
+from tritium.runtime.interpreter import values as rep
+from tritium.runtime.interpreter.memory import MemoryFault, out_of_bounds
 
 
 def _unsigned(f):
@@ -93,14 +93,12 @@ def _apply_in_order(addr, current, update):
 
 def _run_atomic(op, st, addr, mask, elem, update, what: str):
     """Shared body: load (bounds-checked), apply in order, store; returns the old values."""
-    from tritium.runtime.interpreter import _fault  # (import cycle: interpreter imports us)
-
     sdt = rep.storage_dtype(elem)
     addr = np.asarray(addr)
     try:
         loaded = rep.from_storage(st.mem.load(addr, mask, sdt, what), elem)
     except MemoryFault as e:
-        raise _fault(op, e, st) from None
+        raise out_of_bounds(op, e, st) from None
     out = np.array(loaded, copy=True).reshape(-1)
     active = (
         np.arange(addr.size)
@@ -151,4 +149,9 @@ def atomic_cas(op, fc):
     return run
 
 
-__all__ = ["atomic_cas", "atomic_rmw"]
+HANDLERS = {
+    "tt.atomic_rmw": atomic_rmw,
+    "tt.atomic_cas": atomic_cas,
+}
+
+__all__ = ["HANDLERS", "atomic_cas", "atomic_rmw"]

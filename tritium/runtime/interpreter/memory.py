@@ -13,8 +13,8 @@ low address bits keep the real memory's alignment. Arguments that share memory (
 same array passed twice, two views of one array) share a region, so writes through one
 are seen through the other. A load or store touches only unmasked lanes; a lane whose
 address lies outside every buffer, straddles a buffer's end, or is not aligned to the
-element size is a fault (`MemoryFault`), which the interpreter turns into an
-`OutOfBoundsError` naming the op's source line.
+element size is a fault (`MemoryFault`), which `out_of_bounds` turns into an
+`OutOfBoundsError` naming the op's source line (for load_store.py and atomic.py).
 """
 
 from __future__ import annotations
@@ -24,11 +24,20 @@ import ctypes
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
+from tritium.errors import OutOfBoundsError
+from tritium.ir.locations import op_source_loc
+
 REGION_SHIFT = 40
 
 
 class MemoryFault(Exception):
     """An access outside every argument buffer; the message names argument and offset."""
+
+
+def out_of_bounds(op, e: MemoryFault, st) -> OutOfBoundsError:
+    """The user-facing error for a fault of `op` in the program `st` runs (`blocks.State`)."""
+    pid = tuple(int(p) for p in st.pid)
+    return OutOfBoundsError(f"{op.name}: {e} (program id {pid})", op_source_loc(op))
 
 
 class _Region:

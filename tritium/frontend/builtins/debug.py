@@ -1,10 +1,13 @@
-"""`tl.device_print(prefix, *args, hex=False)`: print values at run time, as upstream.
+"""Debugging builtins: `tl.static_assert`, `tl.static_print` (at compile time),
+`tl.device_assert` and `tl.device_print` (at run time), as upstream.
 
     tl.device_print("x", x)          ->  tt.print " x: " {hex = false, isSigned = array<i32: 1>} : %x : tensor<128xi32>
+    tl.device_assert(x > 0, "x")     ->  tt.assert %c, "x" : tensor<128xi1>   (only with debug=True)
 
-`prefix` must be a compile-time ASCII string; `args` are tensors or scalars (numbers
-become constants). As upstream, a prefix followed by values is made to start with a space
-and end with ": ". On the GPU each thread prints the elements it owns, one line each:
+`device_print`'s `prefix` must be a compile-time ASCII string; `args` are tensors or
+scalars (numbers become constants). As upstream, a prefix followed by values is made to
+start with a space and end with ": ". On the GPU each thread prints the elements it owns,
+one line each:
 
     pid (0, 0, 0) idx (  3) x: 7
 
@@ -12,19 +15,46 @@ and end with ": ". On the GPU each thread prints the elements it owns, one line 
 dimension's size; with several values, `(operand n) ` goes before each value). The
 interpreter prints upstream's interpreter format instead: one line per value with the
 whole array, `(0, 0, 0)  x: [0 1 2 ...]`. Output from the GPU goes through CUDA's printf
-buffer and appears on the process's stdout when the launch is synchronized.
+buffer and appears on the process's stdout when the launch is synchronized. Python's
+`print` in a kernel is `tl.device_print` (the code generator sends it here).
 """
 
 from __future__ import annotations
 
 import string
 
-from tritium.frontend.builtins import builtin
+from tritium.frontend.builtins.base import builtin
 from tritium.frontend.core import tensor, unwrap
 from tritium.frontend.semantic import SemanticError
 from tritium.ir.tt_print import PrintOp
 
-__all__ = ["device_print"]
+
+@builtin
+def static_assert(cond, msg="", _semantic=None, _generator=None):
+    c = unwrap(cond)
+    if isinstance(c, tensor):
+        raise SemanticError("tl.static_assert needs a condition known at compile time")
+    if not c:
+        raise SemanticError(f"static_assert failed: {unwrap(msg)}")
+
+
+@builtin
+def static_print(*values, _semantic=None, _generator=None):
+    print(*[unwrap(v) for v in values])
+
+
+@builtin
+def device_assert(cond, msg="", mask=None, _semantic=None, _generator=None):
+    if not _semantic.debug:
+        return
+    c = unwrap(cond)
+    if not isinstance(c, tensor):
+        if not c:
+            raise SemanticError(f"device_assert always fails: {unwrap(msg)}")
+        return
+    if mask is not None:
+        c = _semantic.logical_or(c, _semantic.logical_not(unwrap(mask)))
+    _semantic.device_assert(c, str(unwrap(msg)))
 
 
 def print_prefix(prefix: str, has_args: bool) -> str:
@@ -60,3 +90,6 @@ def device_print(prefix, *args, hex=False, _semantic=None, _generator=None):
         [v.dtype.is_int_signed() for v in values],
     )
     _semantic.b.insert(op)
+
+
+__all__ = ["device_assert", "device_print", "print_prefix", "static_assert", "static_print"]

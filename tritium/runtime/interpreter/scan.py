@@ -12,8 +12,8 @@ result (the GPU's tree order may differ for such regions). `reverse = true` runs
 the last element down: `out[n-1] = x[n-1]`, `out[i] = combine(out[i+1], x[i])`. With N
 operands the region takes the N running values, then the N new elements, and returns N.
 
-How: the scanned axis is moved last, and the region (compiled once, run with the
-interpreter's `_run`) is evaluated once per position along it, on whole slices
+How: the scanned axis is moved last, and the region (compiled once, run with
+`blocks.run_block`) is evaluated once per position along it, on whole slices
 `v[..., i:i+1]`: n region runs, each vectorised over the other dimensions.
 """
 
@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from tritium.runtime.interpreter.blocks import run_block
+
 
 def scan(op, fc):
-    """Builder of the `tt.scan` closure (registered in interpreter.py's op table)."""
-    from tritium.runtime.interpreter import _run  # (interpreter.py imports this module)
-
+    """Builder of the `tt.scan` closure (registered in ops.py's table)."""
     srcs, outs = [fc(v) for v in op.srcs], [fc(r) for r in op.res]
     axis, reverse = op.axis.value.data, op.is_reverse
     body = fc.region(op.combine_op)
@@ -44,7 +44,7 @@ def scan(op, fc):
             new = [v[..., i : i + 1] for v in vals]
             acc = [
                 a if np.shape(a) == shape else np.broadcast_to(a, shape)
-                for a in _run(body, env, st, acc + new)
+                for a in run_block(body, env, st, acc + new)
             ]
             for r, a in zip(res, acc):
                 r[..., i : i + 1] = a
@@ -52,3 +52,8 @@ def scan(op, fc):
             env[o] = np.moveaxis(r, -1, axis)
 
     return run
+
+
+HANDLERS = {"tt.scan": scan}
+
+__all__ = ["HANDLERS", "scan"]

@@ -1,64 +1,38 @@
 """The reduction builtins: `tl.reduce`, `sum`, `max`, `min`, `argmax`, `argmin`, `xor_sum`.
 
+    s = tl.sum(x, axis=1)              ->  %s = "tt.reduce"(%x) <{axis = 1 : i32}> ({...})
+    v, i = tl.max(x, 0, return_indices=True)   (a tt.reduce of (x, arange) pairs)
+
 A reduction builds a `tt.reduce` whose combine region is an inlined `@jit` function
-(`standard.py` holds the standard ones), as upstream.
+(`combine.py` holds the region's builder and the standard combine functions), as
+upstream.
 """
 
 from __future__ import annotations
 
-from xdsl.ir import Block, Region
+from xdsl.ir import Region
 
 from tritium.frontend import core
-from tritium.frontend.builtins import _dtype_arg, _int_arg, builtin
+from tritium.frontend.builtins import combine
+from tritium.frontend.builtins.base import builtin, dtype_arg, int_arg
 from tritium.frontend.core import block_type, tensor, unwrap
-from tritium.frontend.kernel_source import KernelSource
 from tritium.frontend.semantic import SemanticError
 from tritium.ir import tt
 
 
 # ---------------------------------------------------------------------- reductions
-def _reduce_axis(x: tensor, axis, what: str = "reduction"):
+def reduce_axis(x: tensor, axis, what: str = "reduction"):
     """`axis` normalised to [0, rank) (None stays None); `what` names the op in errors."""
     axis = unwrap(axis)
     if axis is None:
         return None
-    axis = _int_arg(axis, f"a {what}'s axis")
+    axis = int_arg(axis, f"a {what}'s axis")
     rank = len(x.shape)
     if not -rank <= axis < rank:
         raise SemanticError(
             f"{what} axis {axis} is out of range for a tensor of rank {rank} (shape {list(x.shape)})"
         )
     return axis + rank if axis < 0 else axis
-
-
-def combine_block(elts, combine_fn, return_op, what: str, semantic, generator) -> Block:
-    """The combine region's block for scalars of dtypes `elts`: 2*N arguments (the left
-    values, then the right ones), the inlined `combine_fn`, and `return_op(values)`,
-    each result cast to its operand's dtype."""
-    combine_fn = unwrap(combine_fn)
-    if not isinstance(combine_fn, KernelSource):
-        name = getattr(combine_fn, "__name__", repr(combine_fn))
-        raise SemanticError(f"the combine function must be a @jit function, got `{name}`")
-    block = Block(arg_types=[e.to_ir() for e in elts] * 2)
-    with semantic.b.at(block):
-        args = [tensor(a, e) for a, e in zip(block.args, list(elts) * 2)]
-        out = generator.call_jit(combine_fn, args)
-        out = list(out) if isinstance(out, tuple) else [out]
-        if len(out) != len(elts):
-            raise SemanticError(
-                f"the combine function returned {len(out)} value(s) for {len(elts)} {what}"
-            )
-        vals = []
-        for o, e in zip(out, elts):
-            o = unwrap(o)
-            if o is None:
-                raise SemanticError("the combine function must return a value")
-            o = semantic.to_tensor(o, e)
-            if o.shape:
-                raise SemanticError("a combine function must return scalars")
-            vals.append(semantic.cast(o, e).handle)
-        semantic.b.insert(return_op(vals))
-    return block
 
 
 @builtin
@@ -71,7 +45,7 @@ def reduce(input, axis, combine_fn, keep_dims=False, _semantic=None, _generator=
         raise SemanticError("cannot reduce a scalar")
     if len({i.shape for i in inputs}) != 1:
         raise SemanticError("all tensors reduced together must have the same shape")
-    axis = _reduce_axis(inputs[0], axis)
+    axis = reduce_axis(inputs[0], axis)
     keep = bool(unwrap(keep_dims))
     if axis is None:
         orig_rank = len(inputs[0].shape)
@@ -85,7 +59,7 @@ def reduce(input, axis, combine_fn, keep_dims=False, _semantic=None, _generator=
             )
         return results[0] if single else results
     elts = [i.dtype for i in inputs]
-    block = combine_block(
+    block = combine.combine_block(
         elts, combine_fn, tt.ReduceReturnOp, "reduced tensors", _semantic, _generator
     )
     shape = inputs[0].shape[:axis] + inputs[0].shape[axis + 1 :]
@@ -99,13 +73,7 @@ def reduce(input, axis, combine_fn, keep_dims=False, _semantic=None, _generator=
     return results[0] if single else results
 
 
-def _std():
-    from tritium.frontend import standard
-
-    return standard
-
-
-def _promote_bf16(x: tensor, semantic) -> tensor:
+def promote_bf16(x: tensor, semantic) -> tensor:
     return semantic.cast(x, core.float32) if x.dtype.is_bf16() else x
 
 
@@ -116,37 +84,36 @@ def sum(input, axis=None, keep_dims=False, dtype=None, _semantic=None, _generato
     if dtype is None and x.dtype.is_int() and x.dtype.int_bitwidth < 32:
         dtype = core.int32 if x.dtype.is_int_signed() else core.uint32
     if dtype is not None:
-        x = _semantic.cast(x, _dtype_arg(dtype))
+        x = _semantic.cast(x, dtype_arg(dtype))
     return reduce(
-        x, axis, _std()._sum_combine, keep_dims, _semantic=_semantic, _generator=_generator
+        x, axis, combine._sum_combine, keep_dims, _semantic=_semantic, _generator=_generator
     )
 
 
 def _minmax(x, axis, return_indices, tie_break_left, keep_dims, is_max, semantic, generator):
-    x = _promote_bf16(semantic.to_tensor(unwrap(x)), semantic)
-    std = _std()
+    x = promote_bf16(semantic.to_tensor(unwrap(x)), semantic)
     if unwrap(return_indices):
         if is_max:
             fn = (
-                std._argmax_combine_tie_break_left
+                combine._argmax_combine_tie_break_left
                 if unwrap(tie_break_left)
-                else std._argmax_combine_tie_break_fast
+                else combine._argmax_combine_tie_break_fast
             )
         else:
             fn = (
-                std._argmin_combine_tie_break_left
+                combine._argmin_combine_tie_break_left
                 if unwrap(tie_break_left)
-                else std._argmin_combine_tie_break_fast
+                else combine._argmin_combine_tie_break_fast
             )
         return _reduce_with_indices(x, axis, fn, keep_dims, semantic, generator)
     if x.dtype.primitive_bitwidth < 32:
         x = semantic.cast(x, core.float32 if x.dtype.is_floating() else core.int32)
-    fn = std._elementwise_max if is_max else std._elementwise_min
+    fn = combine._elementwise_max if is_max else combine._elementwise_min
     return reduce(x, axis, fn, keep_dims, _semantic=semantic, _generator=generator)
 
 
 def _reduce_with_indices(x: tensor, axis, combine_fn, keep_dims, semantic, generator):
-    ax = _reduce_axis(x, axis)
+    ax = reduce_axis(x, axis)
     if ax is None:
         x = semantic.reshape(x, (x.numel,), True) if len(x.shape) > 1 else x
         ax = 0
@@ -220,5 +187,8 @@ def xor_sum(input, axis=None, keep_dims=False, _semantic=None, _generator=None):
     if not x.dtype.is_int():
         raise SemanticError("tl.xor_sum needs an integer tensor")
     return reduce(
-        x, axis, _std()._xor_combine, keep_dims, _semantic=_semantic, _generator=_generator
+        x, axis, combine._xor_combine, keep_dims, _semantic=_semantic, _generator=_generator
     )
+
+
+__all__ = ["argmax", "argmin", "max", "min", "reduce", "sum", "xor_sum"]

@@ -19,9 +19,9 @@ import numpy as np
 from xdsl.dialects.builtin import IntegerType
 
 from tritium.ir.types import PointerType, element_type
-from tritium.runtime import interpreter_values as rep
+from tritium.runtime.interpreter import values as rep
 
-__all__ = ["print_op", "format_value"]
+__all__ = ["HANDLERS", "format_value", "print_op"]
 
 
 def format_value(value, elem, signed: bool, hex: bool) -> str:
@@ -46,7 +46,7 @@ def format_value(value, elem, signed: bool, hex: bool) -> str:
 
 
 def print_op(op, fc):
-    """Builder for `tt.print` (registered in interpreter.py's op table)."""
+    """Builder for `tt.print` (registered in ops.py's table)."""
     ins = [fc(v) for v in op.args]
     elems = [element_type(v.type) for v in op.args]
     signed, hex, prefix = op.signed_list, op.is_hex, op.prefix.data
@@ -61,3 +61,6 @@ def print_op(op, fc):
             print(f"{head} {format_value(env[slot], elem, s, hex)}")
 
     return run
+
+
+HANDLERS = {"tt.print": print_op}

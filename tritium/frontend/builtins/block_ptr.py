@@ -7,14 +7,13 @@ signatures.
         a = tl.load(p, boundary_check=(0, 1), padding_option="zero")
         p = tl.advance(p, (0, BLOCK_K))
 
-`tl.load` / `tl.store` (in `builtins.py`) take the block pointer with `boundary_check`
-and `padding_option`. The rules live in `semantic_block_ptr.py`.
+`tl.load` / `tl.store` (in `memory.py`) take the block pointer with `boundary_check`
+and `padding_option`. The rules live in `semantic_block_ptr.py` (methods of `Semantic`).
 """
 
 from __future__ import annotations
 
-from tritium.frontend import semantic_block_ptr
-from tritium.frontend.builtins import builtin
+from tritium.frontend.builtins.base import builtin
 
 
 @builtin
@@ -24,16 +23,14 @@ def make_block_ptr(
     """A pointer to the `block_shape` window at `offsets` of a `shape`-sized tensor with
     `strides` (in elements) at `base` (upstream's `tl.make_block_ptr`). `block_shape` and
     `order` (the dims from fastest- to slowest-varying in memory) are compile-time."""
-    return semantic_block_ptr.make_block_ptr(
-        _semantic, base, shape, strides, offsets, block_shape, order
-    )
+    return _semantic.make_block_ptr(base, shape, strides, offsets, block_shape, order)
 
 
 @builtin
 def advance(base, offsets, _semantic=None, _generator=None):
     """The block pointer `base` with its window moved by `offsets`, one per dim (upstream's
     `tl.advance`)."""
-    return semantic_block_ptr.advance(_semantic, base, offsets)
+    return _semantic.advance(base, offsets)
 
 
 advance.__tritium_must_use__ = (

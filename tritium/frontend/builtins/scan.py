@@ -20,8 +20,9 @@ from __future__ import annotations
 from xdsl.ir import Region
 
 from tritium.frontend import core
-from tritium.frontend.builtins import _dtype_arg, builtin
-from tritium.frontend.builtins_reduce import _promote_bf16, _reduce_axis, _std, combine_block
+from tritium.frontend.builtins import combine
+from tritium.frontend.builtins.base import builtin, dtype_arg
+from tritium.frontend.builtins.reduction import promote_bf16, reduce_axis
 from tritium.frontend.core import tensor, unwrap
 from tritium.frontend.semantic import SemanticError
 from tritium.ir import tt
@@ -30,7 +31,7 @@ from tritium.ir import tt
 def _scan_axis(x: tensor, axis) -> int:
     if unwrap(axis) is None:
         raise SemanticError("a scan needs an axis (axis=None is only for reductions)")
-    return _reduce_axis(x, axis, "scan")
+    return reduce_axis(x, axis, "scan")
 
 
 def _bool_arg(x, what: str) -> bool:
@@ -60,7 +61,7 @@ def associative_scan(input, axis, combine_fn, reverse=False, _semantic=None, _ge
     elts = [i.dtype for i in inputs]
     if any(e.is_ptr() for e in elts):
         raise SemanticError("cannot scan pointers: scan the offsets, then add them to the pointer")
-    block = combine_block(
+    block = combine.combine_block(
         elts, combine_fn, tt.ScanReturnOp, "scanned tensors", _semantic, _generator
     )
     op = _semantic.b.insert(tt.ScanOp([i.handle for i in inputs], ax, rev, Region(block)))
@@ -70,11 +71,11 @@ def associative_scan(input, axis, combine_fn, reverse=False, _semantic=None, _ge
 
 def _scan_input(input, dtype, promote_small_ints: bool, semantic) -> tensor:
     x = semantic.to_tensor(unwrap(input))
-    x = _promote_bf16(x, semantic)
+    x = promote_bf16(x, semantic)
     dtype = unwrap(dtype)
     if dtype is None and promote_small_ints and x.dtype.is_int() and x.dtype.int_bitwidth < 32:
         dtype = core.int32 if x.dtype.is_int_signed() else core.uint32
-    return semantic.cast(x, _dtype_arg(dtype)) if dtype is not None else x
+    return semantic.cast(x, dtype_arg(dtype)) if dtype is not None else x
 
 
 @builtin
@@ -84,7 +85,7 @@ def cumsum(input, axis=0, reverse=False, dtype=None, _semantic=None, _generator=
     casts the input first."""
     x = _scan_input(input, dtype, True, _semantic)
     return associative_scan(
-        x, axis, _std()._sum_combine, reverse, _semantic=_semantic, _generator=_generator
+        x, axis, combine._sum_combine, reverse, _semantic=_semantic, _generator=_generator
     )
 
 
@@ -93,11 +94,9 @@ def cumprod(input, axis=0, reverse=False, dtype=None, _semantic=None, _generator
     """The inclusive cumulative product of `input` along `axis` (from the end if
     `reverse`). bf16 multiplies in fp32, as upstream; other types keep theirs (small
     ints are not widened, as upstream); `dtype` (a tritium extension) casts first."""
-    from tritium.frontend import standard_scan
-
     x = _scan_input(input, dtype, False, _semantic)
     return associative_scan(
-        x, axis, standard_scan._prod_combine, reverse, _semantic=_semantic, _generator=_generator
+        x, axis, combine._prod_combine, reverse, _semantic=_semantic, _generator=_generator
     )
 
 
