@@ -113,7 +113,7 @@ def test_dot_ptx(kind, precision, a_order, b_order, block, warps, expect, ptxas)
     usage = tools.ptxas_usage(ptx, "sm_89")
     assert usage["local"] == 0 and usage["stack_frame"] == 0, usage["log"]
     assert usage["spill_stores"] == 0 and usage["spill_loads"] == 0, usage["log"]
-    assert k.metadata["shared"] > 0
+    assert k.metadata.shared > 0
 
 
 def test_fp16_epilogue_and_ttgir_shape():
@@ -165,7 +165,7 @@ def test_the_autotuned_example_configs_compile_for_sm_90(ptxas):
         assert ptx.count("cp.async.commit_group") == cfg.num_stages, cfg
         usage = tools.ptxas_usage(ptx, "sm_90")
         assert usage["local"] == 0 and usage["spill_stores"] == 0, (cfg, usage["log"])
-        assert k.metadata["shared"] <= 232448
+        assert k.metadata.shared <= 232448
 
 
 def test_upstreams_pipelined_ttgir_lowers_with_its_barriers(ptxas):
