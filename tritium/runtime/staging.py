@@ -157,5 +157,6 @@ class Staging:
 
     def free(self) -> None:
         for g in self.groups:
-            driver.mem_free(g.alloc, quiet=True)
-            g.alloc = 0
+            if g.alloc:
+                driver.mem_free(g.alloc, quiet=True)
+                g.alloc = 0
