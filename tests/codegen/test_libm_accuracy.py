@@ -125,6 +125,8 @@ def _mp_ref(name: str, *xs) -> tuple[np.ndarray, np.ndarray]:
             v = mp.nan if isinstance(v, mp.mpc) else v
         except (ValueError, ZeroDivisionError):
             v = mp.nan
+        except OverflowError:  # mpmath on huge arguments: numpy's value there
+            v = mp.mpf(float(_np_ref(name, *[np.float64(a[i]) for a in xs])))
         h = float(v)
         hi[i], lo[i] = h, (float(v - h) if math.isfinite(h) else 0.0)
     return hi, lo

@@ -55,23 +55,30 @@ def _round_away(x):
     return t + np.where(np.abs(x - t) >= 0.5, np.sign(x), 0.0)
 
 
-def _pi_times(fn):
-    def run(x):
-        r = x - 2.0 * np.rint(x * 0.5)  # exact
-        v = fn(np.pi * r)
-        return np.where(np.isinf(x), np.nan, v)
-
-    return run
+def _sin_cos_pi(x, want_cos: bool):
+    """sin(pi x) / cos(pi x) with exact reductions: r = x mod 2, j = rint(2r), and
+    sin / cos of pi (r - j/2) by the quadrant j."""
+    x = np.asarray(x, F64)
+    with np.errstate(all="ignore"):
+        r = x - 2.0 * np.rint(x * 0.5)
+        j = np.rint(2.0 * r)
+        t = np.pi * (r - 0.5 * j)
+        q = (np.nan_to_num(j).astype(I64) + (1 if want_cos else 0)) % 4
+        v = np.where(q % 2 == 1, np.cos(t), np.sin(t))
+        v = np.where(q >= 2, -v, v)
+    if want_cos:
+        v = np.where(v == 0, 0.0, v)
+    else:
+        v = np.where(v == 0, np.copysign(0.0, x), v)
+    return np.where(np.isfinite(x), v, np.nan)
 
 
 def _sinpi(x):
-    v = _pi_times(np.sin)(x)
-    return np.where(np.trunc(x) == x, np.copysign(0.0, x), v)
+    return _sin_cos_pi(x, False)
 
 
 def _cospi(x):
-    v = _pi_times(np.cos)(x)
-    return np.where(np.abs(x - np.trunc(x)) == 0.5, 0.0, v)
+    return _sin_cos_pi(x, True)
 
 
 def _ilogb(x):
