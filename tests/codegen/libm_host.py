@@ -95,10 +95,12 @@ def ulps(got: np.ndarray, ref, ty) -> np.ndarray:
     info = np.finfo(ty)
     mag = np.abs(hi)
     e = np.floor(np.log2(np.maximum(mag, info.smallest_normal)))
-    unit = np.ldexp(1.0, (e - info.nmant).astype(int))
+    with np.errstate(invalid="ignore"):
+        unit = np.ldexp(1.0, np.nan_to_num(e - info.nmant).astype(int))
     with np.errstate(over="ignore"):
         rounded = hi.astype(ty)
-    same = (got == rounded) | (np.isnan(got) & np.isnan(hi))
+    # an overflow to the right infinity, or NaN for NaN, is exact
+    same = (np.isinf(got) & (got == rounded)) | (np.isnan(got) & np.isnan(hi))
     got = got.astype(np.float64)
     with np.errstate(invalid="ignore"):
         diff = (got - hi) - lo
