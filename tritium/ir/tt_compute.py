@@ -365,8 +365,8 @@ class ExternElementwiseOp(IRDLOperation):
             properties={
                 "libname": StringAttr(""),
                 "libpath": StringAttr(""),
-                "symbol": StringAttr(symbol),
                 "pure": BoolAttr.from_bool(True),
+                "symbol": StringAttr(symbol),
             },
         )
 
