@@ -26,10 +26,10 @@ def _module(emit, arg_types: list[ir.Type], ret: ir.Type) -> str:
     ctx = FunctionLowering(m, fn, 1, 32)
     b = ctx.builder
     loop, body, done = (fn.append_basic_block(n) for n in ("loop", "body", "done"))
-    ctx.entry_builder.branch(loop)
+    ctx.threads.entry_builder.branch(loop)
     b.position_at_end(loop)
     i = b.phi(i32)
-    i.add_incoming(ir.Constant(i32, 0), ctx.entry)
+    i.add_incoming(ir.Constant(i32, 0), ctx.threads.entry)
     b.cbranch(b.icmp_signed("<", i, fn.args[-1]), body, done)
     b.position_at_end(body)
     xs = [

@@ -1,4 +1,4 @@
-"""Elementwise semantics of the interpreter (`interpreter_arith.py`, `interpreter_values.py`):
+"""Elementwise semantics of the interpreter (`interpreter/arith.py`, `interpreter/values.py`):
 integer wrap-around, C-style and unsigned division, shifts, casts, bf16/fp16, NaN rules."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The interpreter's bounds-checked address space (`interpreter_memory.py`): masked and
+"""The interpreter's bounds-checked address space (`interpreter/memory.py`): masked and
 unmasked out-of-bounds accesses, views inside a larger buffer, strided and reversed
 views, aliasing, i64 offsets, partial and misaligned accesses."""
 

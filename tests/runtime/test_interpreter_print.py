@@ -1,5 +1,5 @@
-"""`tl.device_print` in the interpreter (tritium/runtime/interpreter_print.py) and its
-frontend (tritium/frontend/builtins_print.py): upstream's interpreter format (one line per
+"""`tl.device_print` in the interpreter (tritium/runtime/interpreter/print_op.py) and its
+frontend (tritium/frontend/builtins/debug.py): upstream's interpreter format (one line per
 value: program id, prefix, the array), hex, unsigned and pointer values, prints inside
 loops, upstream's prefix tidying, and the errors for a bad prefix or `hex`."""
 
@@ -14,7 +14,7 @@ import tritium
 import tritium.language as tl
 from tests.runtime.interpreter_helpers import parse_module
 from tritium.errors import CompilationError
-from tritium.frontend.builtins_print import print_prefix
+from tritium.frontend.builtins.debug import print_prefix
 from tritium.runtime.interpreter import interpret
 
 

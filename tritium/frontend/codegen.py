@@ -14,20 +14,20 @@ import ast
 import builtins as pybuiltins
 import inspect
 import operator
-import os
 import types
 
+from tritium import config
 from tritium.errors import CompilationError, SourceLoc, UnsupportedSyntaxError
 from tritium.frontend import builtins as tlb
-from tritium.frontend import builtins_atomic as tla
-from tritium.frontend import builtins_block_ptr as tlbp
-from tritium.frontend import builtins_scan as tls
 from tritium.frontend import core
 from tritium.frontend.ast_rewrite import UNSUPPORTED
+from tritium.frontend.builtins import atomic as tla
+from tritium.frontend.builtins import scan as tls
 from tritium.frontend.codegen_control import ControlFlowMixin
 from tritium.frontend.core import constexpr, tensor, unwrap
 from tritium.frontend.iterators import range as tl_range
 from tritium.frontend.iterators import static_range
+from tritium.frontend.kernel_source import KernelSource
 from tritium.frontend.semantic import Semantic, SemanticError
 
 MAX_INLINE_DEPTH = 64
@@ -71,7 +71,7 @@ TENSOR_METHODS = {
         "cos", "abs", "erf", "floor", "ceil", "reduce", "xor_sum", "tanh",
     )
 }  # fmt: skip
-TENSOR_METHODS["advance"] = tlbp.advance  # block pointers: `p.advance((0, BK))`
+TENSOR_METHODS["advance"] = tlb.advance  # block pointers: `p.advance((0, BK))`
 TENSOR_METHODS.update(  # pointer blocks: `ptrs.atomic_add(1, mask=m)`, as upstream
     {name: getattr(tla, name) for name in tla.__all__}
 )
@@ -186,7 +186,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         except RecursionError:
             raise CompilationError("recursion too deep while compiling this kernel", loc) from None
         except Exception as e:
-            if os.environ.get("TRITIUM_DEBUG"):
+            if config.debug():
                 raise
             raise CompilationError(
                 f"internal compiler error: {type(e).__name__}: {e} (rerun with TRITIUM_DEBUG=1 for a traceback)",
@@ -219,10 +219,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         raise self.error(f"name '{name}' is not defined", node)
 
     def _global_value(self, name, v, node):
-        from tritium.frontend.jit import JITFunction
-
-        if isinstance(
-            v, (constexpr, core.dtype, JITFunction, types.ModuleType, tl_range, static_range, type)
+        if self.is_jit_function(v) or isinstance(
+            v, (constexpr, core.dtype, types.ModuleType, tl_range, static_range, type)
         ):
             return v
         if callable(v):
@@ -467,11 +465,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         return self.call(fn, args, kwargs, node)
 
     def call(self, fn, args, kwargs, node):
-        from tritium.frontend.jit import JITFunction
-
         if isinstance(fn, BoundMethod):
             return self.call(fn.fn, [fn.obj] + list(args), kwargs, node)
-        if isinstance(fn, JITFunction):
+        if self.is_jit_function(fn):
             return self.call_jit(fn, args, kwargs)
         if tlb.is_builtin(fn):
             try:
@@ -491,9 +487,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                 fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
             )
         if fn is pybuiltins.print:  # as upstream: Python's print in a kernel is device_print
-            from tritium.frontend.builtins_print import device_print
-
-            return self.call(device_print, args, kwargs, node)
+            return self.call(tlb.device_print, args, kwargs, node)
         if getattr(fn, "__name__", None) in _PY_BUILTINS_OK and fn is getattr(
             pybuiltins, fn.__name__, None
         ):
@@ -529,6 +523,11 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             print(*vals, **kw)
             return constexpr(None)
         return _wrap_const(fn(*vals, **kw))
+
+    def is_jit_function(self, fn) -> bool:
+        """Whether `fn` is a `@jit` function, which `call_jit` inlines (the builtins that take
+        one, such as `tl.reduce`, ask the generator they receive)."""
+        return isinstance(fn, KernelSource)
 
     def call_jit(self, fn, args, kwargs=None):
         """Inline the `@jit` function `fn` at the current insertion point; return its result."""

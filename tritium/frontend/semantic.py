@@ -16,9 +16,11 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAt
 from tritium.frontend import core
 from tritium.frontend.builder import Builder
 from tritium.frontend.core import block_type, constexpr, dtype, tensor
-from tritium.frontend.semantic_errors import SemanticError  # noqa: E402
-from tritium.frontend.semantic_math import MathOps  # noqa: E402
-from tritium.frontend.semantic_memory import MemoryOps  # noqa: E402
+from tritium.frontend.semantic_atomic import AtomicOps
+from tritium.frontend.semantic_block_ptr import BlockPtrOps
+from tritium.frontend.semantic_errors import SemanticError
+from tritium.frontend.semantic_math import MathOps
+from tritium.frontend.semantic_memory import MemoryOps
 from tritium.ir import arith, tt
 from tritium.ir import types as irt
 
@@ -61,7 +63,7 @@ def _float_attr(x: float, ir_ty) -> FloatAttr:
         return FloatAttr(math.copysign(math.inf, x), ir_ty)
 
 
-class Semantic(MemoryOps, MathOps):
+class Semantic(MemoryOps, BlockPtrOps, AtomicOps, MathOps):
     def __init__(self, builder: Builder, debug: bool = False):
         self.b = builder
         self.debug = debug

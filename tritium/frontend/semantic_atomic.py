@@ -24,23 +24,16 @@ with the sign bit set, float order is reversed unsigned-int order. So max become
 and min is the same with min / umax. It orders -0.0 below +0.0; a NaN with the sign bit
 clear wins a max (and loses a min), one with the sign bit set the reverse.
 
-The functions take the `Semantic` (`s`) first: `Semantic`'s file is not this one's, so
-they are not mixed into it (the builtins call `atomic_rmw(_semantic, ...)`).
+`AtomicOps` is mixed into `Semantic` (the builtins call `_semantic.atomic_rmw(...)`).
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from tritium.frontend import core
 from tritium.frontend.core import block_type, dtype, pointer_type, tensor
 from tritium.frontend.semantic_errors import SemanticError
 from tritium.ir import arith, tt
-
-if TYPE_CHECKING:
-    from tritium.frontend.semantic import Semantic
-
-from tritium.ir.tt_atomic import SCOPES, SEMANTICS  # noqa: E402,F401  (one list, the IR's)
+from tritium.ir.tt_atomic import SCOPES, SEMANTICS  # noqa: F401  (one list, the IR's)
 
 # tl.atomic_<kind> -> tt.atomic_rmw operation, for (signed int, unsigned int, float) elements
 _RMW = {
@@ -100,79 +93,78 @@ def _check_element(elt: dtype, kind: str, what: str) -> None:
         )
 
 
-def _operand(s: Semantic, ptr: tensor, x, elt: dtype, name: str, what: str) -> tensor:
-    """`x` (a tensor or a literal) broadcast to the pointers' shape and cast to `elt`."""
-    x = s.to_tensor(x, elt if not isinstance(core.unwrap(x), tensor) else None)
-    if ptr.shape:
-        if not s.fits(x.shape, ptr.shape):
+class AtomicOps:
+    """Methods of `Semantic` for `tl.atomic_*`: atomic_rmw and atomic_cas."""
+
+    def _atomic_operand(self, ptr: tensor, x, elt: dtype, name: str, what: str) -> tensor:
+        """`x` (a tensor or a literal) broadcast to the pointers' shape and cast to `elt`."""
+        x = self.to_tensor(x, elt if not isinstance(core.unwrap(x), tensor) else None)
+        if ptr.shape:
+            if not self.fits(x.shape, ptr.shape):
+                raise SemanticError(
+                    f"{what}: {name} of shape {list(x.shape)} does not fit pointers of shape {list(ptr.shape)}"
+                )
+            x = self.broadcast_to(x, ptr.shape)
+        elif x.shape:
             raise SemanticError(
-                f"{what}: {name} of shape {list(x.shape)} does not fit pointers of shape {list(ptr.shape)}"
+                f"{what}: a block {name} of shape {list(x.shape)} needs a block of pointers, "
+                "not a scalar pointer (reduce it first, e.g. with tl.sum, or broadcast the pointer)"
             )
-        x = s.broadcast_to(x, ptr.shape)
-    elif x.shape:
-        raise SemanticError(
-            f"{what}: a block {name} of shape {list(x.shape)} needs a block of pointers, "
-            "not a scalar pointer (reduce it first, e.g. with tl.sum, or broadcast the pointer)"
-        )
-    if x.dtype.is_ptr():
-        raise SemanticError(f"{what}: {name} must be a number, not a pointer ({x.dtype})")
-    return s.cast(x, elt)
+        if x.dtype.is_ptr():
+            raise SemanticError(f"{what}: {name} must be a number, not a pointer ({x.dtype})")
+        return self.cast(x, elt)
+
+    # ---------------------------------------------------------------------- read-modify-write
+    def atomic_rmw(self, kind: str, ptr, val, mask=None, sem=None, scope=None) -> tensor:
+        """`tl.atomic_<kind>`, kind in add, and, or, xor, max, min, xchg: the old values."""
+        what = f"tl.atomic_{kind}"
+        ptr, mask = self._memory_args(ptr, mask, what)
+        elt = ptr.dtype.element_ty
+        _check_element(elt, kind, what)
+        sem, scope = _options(sem, scope, what)
+        val = self._atomic_operand(ptr, val, elt, "value", what)
+        if mask is None:
+            mask = self.full(ptr.shape, 1, core.int1)
+        if elt.is_floating() and kind in ("max", "min"):
+            return self._float_minmax(kind, ptr, val, mask, sem, scope)
+        signed, unsigned, fp = _RMW[kind]
+        rmw = fp if elt.is_floating() else signed if elt.is_int_signed() else unsigned
+        return self._rmw_op(rmw, ptr, val, mask, sem, scope)
+
+    def _rmw_op(self, rmw, ptr, val, mask, sem, scope) -> tensor:
+        op = tt.AtomicRMWOp(rmw, ptr.handle, val.handle, mask.handle, sem, scope)
+        return tensor(self.b.result(op), val.type)
+
+    def _float_minmax(self, kind, ptr, val, mask, sem, scope) -> tensor:
+        elt = val.dtype
+        width = elt.primitive_bitwidth
+        ity, uty = (core.int32, core.uint32) if width == 32 else (core.int64, core.uint64)
+        # i32 and u32 are one IR type: the unsigned views are the signed ones, retyped.
+        i_val = self.bitcast(val, ity)
+        u_val = tensor(i_val.handle, block_type(uty, val.shape) if val.shape else uty)
+        i_ptr = self.bitcast(ptr, pointer_type(ity))
+        p_uty = pointer_type(uty)
+        u_ptr = tensor(i_ptr.handle, block_type(p_uty, ptr.shape) if ptr.shape else p_uty)
+        neg = self.cast(self.shr(u_val, width - 1), core.int1)
+        pos = self.logical_not(neg)
+        pos_rmw, neg_rmw = ("max", "umin") if kind == "max" else ("min", "umax")
+        pos_old = self._rmw_op(pos_rmw, i_ptr, i_val, self.and_(mask, pos), sem, scope)
+        neg_old = self._rmw_op(neg_rmw, u_ptr, u_val, self.and_(mask, neg), sem, scope)
+        sel = arith.SelectOp(pos.handle, pos_old.handle, neg_old.handle)
+        return self.bitcast(tensor(self.b.result(sel), i_val.type), elt)
+
+    # ---------------------------------------------------------------------- compare-and-swap
+    def atomic_cas(self, ptr, cmp, val, sem=None, scope=None) -> tensor:
+        """`tl.atomic_cas`: where memory holds `cmp`, write `val`; the old values."""
+        what = "tl.atomic_cas"
+        ptr, _ = self._memory_args(ptr, None, what)
+        elt = ptr.dtype.element_ty
+        _check_element(elt, "cas", what)
+        sem, scope = _options(sem, scope, what)
+        cmp = self._atomic_operand(ptr, cmp, elt, "cmp", what)
+        val = self._atomic_operand(ptr, val, elt, "value", what)
+        op = tt.AtomicCASOp(ptr.handle, cmp.handle, val.handle, sem, scope)
+        return tensor(self.b.result(op), val.type)
 
 
-# ---------------------------------------------------------------------- read-modify-write
-def atomic_rmw(s: Semantic, kind: str, ptr, val, mask=None, sem=None, scope=None) -> tensor:
-    """`tl.atomic_<kind>`, kind in add, and, or, xor, max, min, xchg: the old values."""
-    what = f"tl.atomic_{kind}"
-    ptr, mask = s._memory_args(ptr, mask, what)
-    elt = ptr.dtype.element_ty
-    _check_element(elt, kind, what)
-    sem, scope = _options(sem, scope, what)
-    val = _operand(s, ptr, val, elt, "value", what)
-    if mask is None:
-        mask = s.full(ptr.shape, 1, core.int1)
-    if elt.is_floating() and kind in ("max", "min"):
-        return _float_minmax(s, kind, ptr, val, mask, sem, scope)
-    signed, unsigned, fp = _RMW[kind]
-    rmw = fp if elt.is_floating() else signed if elt.is_int_signed() else unsigned
-    return _rmw_op(s, rmw, ptr, val, mask, sem, scope)
-
-
-def _rmw_op(s: Semantic, rmw, ptr, val, mask, sem, scope) -> tensor:
-    op = tt.AtomicRMWOp(rmw, ptr.handle, val.handle, mask.handle, sem, scope)
-    return tensor(s.b.result(op), val.type)
-
-
-def _float_minmax(s: Semantic, kind, ptr, val, mask, sem, scope) -> tensor:
-    elt = val.dtype
-    width = elt.primitive_bitwidth
-    ity, uty = (core.int32, core.uint32) if width == 32 else (core.int64, core.uint64)
-    # i32 and u32 are one IR type: the unsigned views are the signed ones, retyped.
-    i_val = s.bitcast(val, ity)
-    u_val = tensor(i_val.handle, block_type(uty, val.shape) if val.shape else uty)
-    i_ptr = s.bitcast(ptr, pointer_type(ity))
-    p_uty = pointer_type(uty)
-    u_ptr = tensor(i_ptr.handle, block_type(p_uty, ptr.shape) if ptr.shape else p_uty)
-    neg = s.cast(s.shr(u_val, width - 1), core.int1)
-    pos = s.logical_not(neg)
-    pos_rmw, neg_rmw = ("max", "umin") if kind == "max" else ("min", "umax")
-    pos_old = _rmw_op(s, pos_rmw, i_ptr, i_val, s.and_(mask, pos), sem, scope)
-    neg_old = _rmw_op(s, neg_rmw, u_ptr, u_val, s.and_(mask, neg), sem, scope)
-    sel = arith.SelectOp(pos.handle, pos_old.handle, neg_old.handle)
-    return s.bitcast(tensor(s.b.result(sel), i_val.type), elt)
-
-
-# ---------------------------------------------------------------------- compare-and-swap
-def atomic_cas(s: Semantic, ptr, cmp, val, sem=None, scope=None) -> tensor:
-    """`tl.atomic_cas`: where memory holds `cmp`, write `val`; the old values."""
-    what = "tl.atomic_cas"
-    ptr, _ = s._memory_args(ptr, None, what)
-    elt = ptr.dtype.element_ty
-    _check_element(elt, "cas", what)
-    sem, scope = _options(sem, scope, what)
-    cmp = _operand(s, ptr, cmp, elt, "cmp", what)
-    val = _operand(s, ptr, val, elt, "value", what)
-    op = tt.AtomicCASOp(ptr.handle, cmp.handle, val.handle, sem, scope)
-    return tensor(s.b.result(op), val.type)
-
-
-__all__ = ["SCOPES", "SEMANTICS", "atomic_cas", "atomic_rmw"]
+__all__ = ["SCOPES", "SEMANTICS", "AtomicOps"]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from tritium.frontend import core, semantic_block_ptr
+from tritium.frontend import core
 from tritium.frontend.core import block_type, dtype, pointer_type, tensor
+from tritium.frontend.semantic_block_ptr import is_block_ptr
 from tritium.frontend.semantic_errors import SemanticError
 from tritium.ir import tt
 
@@ -44,9 +45,9 @@ class MemoryOps:
         boundary_check=(),
         padding_option: str = "",
     ) -> tensor:
-        if semantic_block_ptr.is_block_ptr(ptr):
-            return semantic_block_ptr.load(
-                self, ptr, mask, other, boundary_check, padding_option, cache, evict, volatile
+        if is_block_ptr(ptr):
+            return self._load_block_pointer(
+                ptr, mask, other, boundary_check, padding_option, cache, evict, volatile
             )
         if boundary_check or padding_option:
             raise SemanticError(
@@ -102,8 +103,8 @@ class MemoryOps:
         evict: str = "evict_normal",
         boundary_check=(),
     ) -> None:
-        if semantic_block_ptr.is_block_ptr(ptr):
-            return semantic_block_ptr.store(self, ptr, value, mask, boundary_check, cache, evict)
+        if is_block_ptr(ptr):
+            return self._store_block_pointer(ptr, value, mask, boundary_check, cache, evict)
         if boundary_check:
             raise SemanticError(
                 "tl.store: boundary_check needs a block pointer (tl.make_block_ptr); "

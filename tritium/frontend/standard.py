@@ -1,27 +1,29 @@
 """Library functions written in the Triton language itself, as upstream's `standard.py`.
 
-They are `@jit` functions: the code generator inlines them like any user helper.
+They are `KernelSource`s (kernel_source.py): the code generator inlines them like any
+user `@jit` helper. The combine functions of the reductions and scans are in `builtins/combine.py`, below the
+builtins that use them.
 """
 
 from __future__ import annotations
 
 from tritium.frontend import builtins as tl
 from tritium.frontend.core import constexpr
-from tritium.frontend.jit import jit
+from tritium.frontend.kernel_source import KernelSource
 
 
-@jit
+@KernelSource
 def cdiv(x, div):
     """Ceiling division: `(x + div - 1) // div`."""
     return (x + div - 1) // div
 
 
-@jit
+@KernelSource
 def sigmoid(x):
     return 1 / (1 + tl.exp(-x))
 
 
-@jit
+@KernelSource
 def softmax(
     x, dim: constexpr = None, keep_dims: constexpr = False, ieee_rounding: constexpr = False
 ):
@@ -32,71 +34,7 @@ def softmax(
     return tl.fdiv(num, den, ieee_rounding)
 
 
-@jit
-def _sum_combine(a, b):
-    return a + b
-
-
-@jit
-def _xor_combine(a, b):
-    return a ^ b
-
-
-@jit
-def _elementwise_max(a, b):
-    return tl.maximum(a, b)
-
-
-@jit
-def _elementwise_min(a, b):
-    return tl.minimum(a, b)
-
-
-@jit
-def _argmax_combine(value1, index1, value2, index2, tie_break_left: constexpr):
-    if tie_break_left:
-        tie = value1 == value2 and index1 < index2
-    else:
-        tie = False
-    gt = value1 > value2 or tie
-    v_ret = tl.where(gt, value1, value2)
-    i_ret = tl.where(gt, index1, index2)
-    return v_ret, i_ret
-
-
-@jit
-def _argmax_combine_tie_break_left(value1, index1, value2, index2):
-    return _argmax_combine(value1, index1, value2, index2, True)
-
-
-@jit
-def _argmax_combine_tie_break_fast(value1, index1, value2, index2):
-    return _argmax_combine(value1, index1, value2, index2, False)
-
-
-@jit
-def _argmin_combine(value1, index1, value2, index2, tie_break_left: constexpr):
-    if tie_break_left:
-        tie = value1 == value2 and index1 < index2
-    else:
-        tie = False
-    lt = value1 < value2 or tie
-    value_ret = tl.where(lt, value1, value2)
-    index_ret = tl.where(lt, index1, index2)
-    return value_ret, index_ret
-
-
-@jit
-def _argmin_combine_tie_break_left(value1, index1, value2, index2):
-    return _argmin_combine(value1, index1, value2, index2, True)
-
-
-@jit
-def _argmin_combine_tie_break_fast(value1, index1, value2, index2):
-    return _argmin_combine(value1, index1, value2, index2, False)
-
-
-@jit
+@KernelSource
 def swizzle2d(i, j, size_i, size_j, size_g):
     """Map (i, j) of a size_i x size_j grid to grouped order (groups of size_g rows)."""
     ij = i * size_j + j

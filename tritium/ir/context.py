@@ -10,12 +10,13 @@ from xdsl.dialects import builtin, cf, math, scf
 
 @cache
 def _dialects():
-    from tritium.ir import ttg_mma  # noqa: F401  (adds mma / shared-memory ops to TTG)
+    from tritium.ir import ttg_memory, ttg_mma  # noqa: F401  (both register into TTG)
     from tritium.ir.arith import Arith
+    from tritium.ir.gpu import GPU
     from tritium.ir.tt import TT
     from tritium.ir.ttg import TTG
 
-    return [builtin.Builtin, Arith, math.Math, scf.Scf, cf.Cf, TT, TTG]
+    return [builtin.Builtin, Arith, math.Math, scf.Scf, cf.Cf, TT, TTG, GPU]
 
 
 def make_context() -> Context:

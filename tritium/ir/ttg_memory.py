@@ -11,7 +11,7 @@
     ttg.local_dealloc %buf : !ttg.memdesc<3x128x32xf16, #shared, #smem, mutable>
 
 In upstream Triton 3.6's syntax. The types (`!ttg.memdesc`, `!ttg.async.token`) and
-layouts are in ttg_mma.py, which imports this module; both register into the `ttg`
+layouts are in ttg_mma.py, which this module imports; both register into the `ttg`
 dialect. Memory effects: allocs allocate (never merged by CSE), loads read, stores,
 copies, commits and waits write (so CSE never merges loads across them).
 """
@@ -45,18 +45,9 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from tritium.ir import ttg
+from tritium.ir.tt_memory import _parse_memory_modifiers
 from tritium.ir.ttg_mma import AsyncTokenType, MemDescType
 from tritium.ir.types import element_type, encoding_of, i1, is_ptr, shape_of
-
-
-def _memory_modifiers(parser: Parser) -> dict:
-    """`cacheModifier = cg evictionPolicy = ...` as tt.load parses them (the parser moved
-    from tritium.ir.tt to tritium.ir.tt_memory when tt.py was split)."""
-    try:
-        from tritium.ir.tt_memory import _parse_memory_modifiers
-    except ImportError:  # before the split
-        from tritium.ir.tt import _parse_memory_modifiers
-    return _parse_memory_modifiers(parser)
 
 
 def _parse_memdesc_body(parser: Parser) -> MemDescType:
@@ -289,7 +280,7 @@ class AsyncCopyGlobalToLocalOp(IRDLOperation):
             mask = parser.parse_unresolved_operand()
         if parser.parse_optional_keyword("other") is not None:
             other = parser.parse_unresolved_operand()
-        props = _memory_modifiers(parser)
+        props = _parse_memory_modifiers(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         st = parser.parse_type()

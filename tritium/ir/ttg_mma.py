@@ -20,8 +20,10 @@ Shared memory (index maths in `tritium.ir.shared_layout`):
     ttg.local_store %x, %s : tensor<128x32xf16, #blocked> -> !ttg.memdesc<128x32xf16, ...>
     ttg.local_dealloc %buf : !ttg.memdesc<3x128x32xf16, #shared, #smem, mutable>
 
-All in upstream Triton 3.6's syntax. Importing this module registers the attributes, types
-and ops into the `ttg` dialect (`tritium.ir.context` does) and the layouts as distributed.
+All in upstream Triton 3.6's syntax. Importing this module registers the attributes and
+types into the `ttg` dialect and the layouts as distributed; the ops on these types
+(`local_alloc`, async copies, ...) are in `tritium.ir.ttg_memory`, which imports this
+module (`tritium.ir.context` imports both).
 """
 
 from __future__ import annotations
@@ -416,9 +418,6 @@ def is_mma(attr: Attribute | None) -> bool:
 def is_dot_operand(attr: Attribute | None) -> bool:
     return isinstance(attr, DotOperandEncodingAttr)
 
-
-# the ops on these types (local_alloc, async copies, ...) register with this module
-from tritium.ir import ttg_memory  # noqa: E402,F401
 
 __all__ = [
     "AsyncTokenType",

@@ -2,9 +2,19 @@
 
 from tritium.frontend.builtins import (  # noqa: F401
     abs,
+    advance,
     arange,
     argmax,
     argmin,
+    associative_scan,
+    atomic_add,
+    atomic_and,
+    atomic_cas,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_xchg,
+    atomic_xor,
     broadcast,
     broadcast_to,
     cast,
@@ -12,7 +22,10 @@ from tritium.frontend.builtins import (  # noqa: F401
     clamp,
     constexpr_function,
     cos,
+    cumprod,
+    cumsum,
     device_assert,
+    device_print,
     div_rn,
     dot,
     erf,
@@ -27,6 +40,7 @@ from tritium.frontend.builtins import (  # noqa: F401
     load,
     log,
     log2,
+    make_block_ptr,
     max,
     max_constancy,
     max_contiguous,
@@ -57,19 +71,6 @@ from tritium.frontend.builtins import (  # noqa: F401
     zeros,
     zeros_like,
 )
-from tritium.frontend.builtins_atomic import (  # noqa: F401
-    atomic_add,
-    atomic_and,
-    atomic_cas,
-    atomic_max,
-    atomic_min,
-    atomic_or,
-    atomic_xchg,
-    atomic_xor,
-)
-from tritium.frontend.builtins_block_ptr import advance, make_block_ptr  # noqa: F401
-from tritium.frontend.builtins_print import device_print  # noqa: F401
-from tritium.frontend.builtins_scan import associative_scan, cumprod, cumsum  # noqa: F401
 from tritium.frontend.core import (  # noqa: F401
     bfloat16,
     block_type,

@@ -1,0 +1,118 @@
+"""The elementwise builtins: `tl.where`, `maximum`, `minimum`, `clamp`, the math functions
+(`exp`, `log`, `sqrt`, ...), `abs`, `fdiv`, `div_rn`, `fma`, `umulhi`.
+
+    y = tl.where(x > 0, x, 0.0)     ->  %y = arith.select %c, %x, %zero : tensor<128xi1>, tensor<128xf32>
+    e = tl.exp(x)                   ->  %e = math.exp %x : tensor<128xf32>
+
+Operands broadcast and promote as for Python operators (`semantic.py`); the math
+functions take floats only (`semantic_math.py`).
+"""
+
+from __future__ import annotations
+
+from tritium.frontend.builtins.base import builtin
+from tritium.frontend.core import unwrap
+
+
+@builtin
+def where(condition, x, y, _semantic=None, _generator=None):
+    return _semantic.where(unwrap(condition), unwrap(x), unwrap(y))
+
+
+@builtin
+def maximum(x, y, propagate_nan=None, _semantic=None, _generator=None):
+    return _semantic.maximum(unwrap(x), unwrap(y), _propagate(propagate_nan))
+
+
+@builtin
+def minimum(x, y, propagate_nan=None, _semantic=None, _generator=None):
+    return _semantic.minimum(unwrap(x), unwrap(y), _propagate(propagate_nan))
+
+
+def _propagate(p) -> bool:
+    p = unwrap(p)
+    return p is not None and str(p).upper().endswith("ALL")
+
+
+@builtin
+def clamp(x, min, max, propagate_nan=None, _semantic=None, _generator=None):  # noqa: F811
+    return _semantic.minimum(
+        _semantic.maximum(unwrap(x), unwrap(min), _propagate(propagate_nan)),
+        unwrap(max),
+        _propagate(propagate_nan),
+    )
+
+
+def _math1(name: str, allowed=("fp32", "fp64", "fp16", "bf16")):
+    def fn(x, _semantic=None, _generator=None):
+        return _semantic.unary_math(name, unwrap(x), allowed)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} (upstream's `tl.{name}`)."
+    return builtin(fn)
+
+
+exp = _math1("exp")
+exp2 = _math1("exp2")
+log = _math1("log")
+log2 = _math1("log2")
+sqrt = _math1("sqrt")
+sqrt_rn = _math1("sqrt_rn", ("fp32", "fp64"))
+rsqrt = _math1("rsqrt")
+sin = _math1("sin")
+cos = _math1("cos")
+erf = _math1("erf")
+floor = _math1("floor")
+ceil = _math1("ceil")
+tanh = _math1("tanh")
+
+
+@builtin
+def abs(x, _semantic=None, _generator=None):
+    return _semantic.abs(unwrap(x))
+
+
+@builtin
+def fdiv(x, y, ieee_rounding=False, _semantic=None, _generator=None):
+    return _semantic.fdiv(unwrap(x), unwrap(y), bool(unwrap(ieee_rounding)))
+
+
+@builtin
+def div_rn(x, y, _semantic=None, _generator=None):
+    return _semantic.fdiv(unwrap(x), unwrap(y), True)
+
+
+@builtin
+def fma(x, y, z, _semantic=None, _generator=None):
+    return _semantic.fma(unwrap(x), unwrap(y), unwrap(z))
+
+
+@builtin
+def umulhi(x, y, _semantic=None, _generator=None):
+    return _semantic.umulhi(unwrap(x), unwrap(y))
+
+
+__all__ = [
+    "abs",
+    "ceil",
+    "clamp",
+    "cos",
+    "div_rn",
+    "erf",
+    "exp",
+    "exp2",
+    "fdiv",
+    "floor",
+    "fma",
+    "log",
+    "log2",
+    "maximum",
+    "minimum",
+    "rsqrt",
+    "sin",
+    "sqrt",
+    "sqrt_rn",
+    "tanh",
+    "umulhi",
+    "where",
+]

@@ -1,0 +1,509 @@
+"""`@tritium.autotune`: time a few launch configurations of a kernel per problem size and
+launch the fastest, as upstream's `triton.autotune`.
+
+    @tritium.autotune(
+        configs=[
+            tritium.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, num_warps=8, num_stages=3),
+            tritium.Config({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32}, num_warps=4, num_stages=4),
+        ],
+        key=["M", "N", "K"],
+    )
+    @tritium.jit
+    def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, ...): ...
+
+    grid = lambda meta: (tritium.cdiv(M, meta["BLOCK_M"]) * tritium.cdiv(N, meta["BLOCK_N"]),)
+    matmul_kernel[grid](a, b, c, M, N, K)     # the config's constexprs and options are added
+
+The first launch for each value of the `key` arguments (and the dtypes of the array
+arguments) runs every config (compiling it), times it, and caches the fastest; later
+launches with that key use it at once (`kernel.cache`, `kernel.best_config`,
+`kernel.configs_timings`). A config whose compilation or launch fails (too much shared
+memory, say) is timed as infinitely slow.
+
+Timing is CUDA events on the launch stream (`cuEventRecord` through tritium's driver;
+torch's events when cuda-python is missing): a warm-up run, then as many runs as fit in
+`rep` milliseconds, and the median. Arguments that are numpy arrays (which a launch
+copies to the GPU and back) are staged on the GPU once for the whole tuning, each at the
+same address modulo 256 as on the host (so every config compiles the specialisation the
+real launch uses), and only kernel time is measured; the final launch then runs on the
+numpy arrays as usual.
+
+`reset_to_zero=[names]` zeroes those arguments before every timed run and once more
+before the real launch; `restore_value=[names]` puts their contents back after every
+timed run (both act on the staged copies of numpy arguments, which the timing cannot
+change otherwise). `prune_configs_by={"early_config_prune": f, "perf_model": g,
+"top_k": k}` and `do_bench=callable(fn) -> ms` work as upstream's. `Config(...,
+pre_hook=f)` calls `f(args)` before each launch with that config.
+
+In the interpreter (`TRITIUM_INTERPRET=1` or `@jit(interpret=True)`) nothing is timed:
+the first config is used.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from tritium import config
+from tritium.errors import ArgumentError, CompilationError, LaunchError
+from tritium.jit.jit import JITFunction
+from tritium.runtime import array_kinds
+
+
+class Config:
+    """One launch configuration: constexpr values plus `num_warps`, `num_stages` (and
+    `num_ctas`, `maxnreg`), as upstream's `triton.Config`."""
+
+    def __init__(
+        self,
+        kwargs: dict,
+        num_warps: int = 4,
+        num_stages: int = 3,
+        num_ctas: int = 1,
+        maxnreg: int | None = None,
+        pre_hook: Callable | None = None,
+    ):
+        self.kwargs = dict(kwargs)
+        self.num_warps = num_warps
+        self.num_stages = num_stages
+        self.num_ctas = num_ctas
+        self.maxnreg = maxnreg
+        self.pre_hook = pre_hook
+
+    def all_kwargs(self) -> dict:
+        """The keyword arguments a launch with this config gets."""
+        out = dict(self.kwargs)
+        out["num_warps"] = self.num_warps
+        out["num_stages"] = self.num_stages
+        if self.num_ctas != 1:
+            out["num_ctas"] = self.num_ctas
+        if self.maxnreg is not None:
+            out["maxnreg"] = self.maxnreg
+        return out
+
+    def _key(self) -> tuple:
+        return tuple(sorted(self.all_kwargs().items())) + (self.pre_hook,)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __str__(self) -> str:
+        return ", ".join(f"{k}: {v}" for k, v in self.all_kwargs().items())
+
+    def __repr__(self) -> str:
+        return f"Config({self})"
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, stream=None) -> float:
+    """Median milliseconds of `fn()` (which launches GPU work on `stream`), by CUDA events."""
+    events = _Events(stream)
+    fn()
+    events.synchronize()
+    start, end = events.new(), events.new()
+    start.record()
+    for _ in range(5):
+        fn()
+    end.record()
+    end.synchronize()
+    estimate = max(start.elapsed(end) / 5, 1e-4)
+    for _ in range(max(1, int(warmup / estimate))):
+        fn()
+    n = max(1, min(1000, int(rep / estimate)))
+    marks = [(events.new(), events.new()) for _ in range(n)]
+    for s, e in marks:
+        s.record()
+        fn()
+        e.record()
+    marks[-1][1].synchronize()
+    return statistics.median(s.elapsed(e) for s, e in marks)
+
+
+class _Events:
+    """CUDA events on one stream: the driver's, or torch's without cuda-python."""
+
+    def __init__(self, stream):
+        try:
+            from tritium.runtime import driver
+
+            driver.init()
+            self.cu, self.driver, self.stream = driver.cuda(), driver, driver.stream(stream)
+            self.torch = None
+        except ImportError:  # pragma: no cover - cuda-python is a dependency
+            import torch
+
+            self.cu = None
+            self.torch = torch
+
+    def new(self):
+        if self.torch is not None:  # pragma: no cover
+            return _TorchEvent(self.torch)
+        return _DriverEvent(self)
+
+    def synchronize(self) -> None:
+        if self.torch is not None:  # pragma: no cover
+            self.torch.cuda.synchronize()
+        else:
+            self.driver.synchronize(self.stream)
+
+
+class _DriverEvent:
+    def __init__(self, ev: _Events):
+        self.cu, self.driver, self.stream = ev.cu, ev.driver, ev.stream
+        err, self.handle = self.cu.cuEventCreate(self.cu.CUevent_flags.CU_EVENT_DEFAULT)
+        self.driver.check(err, "cuEventCreate")
+
+    def record(self) -> None:
+        self.driver.check(self.cu.cuEventRecord(self.handle, self.stream)[0], "cuEventRecord")
+
+    def synchronize(self) -> None:
+        self.driver.check(self.cu.cuEventSynchronize(self.handle)[0], "cuEventSynchronize")
+
+    def elapsed(self, end: _DriverEvent) -> float:
+        err, ms = self.cu.cuEventElapsedTime(self.handle, end.handle)
+        self.driver.check(err, "cuEventElapsedTime")
+        return float(ms)
+
+    def __del__(self):
+        try:
+            self.cu.cuEventDestroy(self.handle)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+class _TorchEvent:  # pragma: no cover - only without cuda-python
+    def __init__(self, torch):
+        self.e = torch.cuda.Event(enable_timing=True)
+
+    def record(self) -> None:
+        self.e.record()
+
+    def synchronize(self) -> None:
+        self.e.synchronize()
+
+    def elapsed(self, end: _TorchEvent) -> float:
+        return self.e.elapsed_time(end.e)
+
+
+# --------------------------------------------------------------------------- staging
+
+
+class _DeviceView:
+    """A numpy array's copy on the GPU, at the host address modulo 256, reachable through
+    `__cuda_array_interface__` (the launcher passes its address)."""
+
+    ALIGN = 256
+
+    def __init__(self, host: np.ndarray):
+        from tritium.runtime import driver
+
+        self.driver = driver
+        self.dtype = host.dtype
+        self.shape = host.shape
+        self.host = host
+        lo, hi = array_kinds.host_span(host)
+        self.offset = host.ctypes.data - lo  # where element 0 is within the span
+        self.nbytes = hi - lo
+        self.alloc = driver.mem_alloc(self.nbytes + lo % self.ALIGN) if self.nbytes else 0
+        self.base = self.alloc + lo % self.ALIGN
+        self.lo = lo
+        self.upload()
+
+    @property
+    def ptr(self) -> int:
+        return self.base + self.offset if self.nbytes else 0
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "data": (self.ptr, False),
+            "strides": self.host.strides,
+            "version": 3,
+        }
+
+    def upload(self, src: bytes | None = None) -> None:
+        if not self.nbytes:
+            return
+        if src is None:
+            self.driver.memcpy_htod(self.base, self.lo, self.nbytes)
+        else:
+            buf = np.frombuffer(src, np.uint8)
+            self.driver.memcpy_htod(self.base, buf.ctypes.data, self.nbytes)
+
+    def download(self) -> bytes:
+        out = np.empty(self.nbytes, np.uint8)
+        if self.nbytes:
+            self.driver.memcpy_dtoh(out.ctypes.data, self.base, self.nbytes)
+        return out.tobytes()
+
+    def zero(self) -> None:
+        if self.nbytes:
+            self.driver.memset_d8(self.base, 0, self.nbytes)
+
+    def free(self) -> None:
+        if self.alloc:
+            self.driver.mem_free(self.alloc, quiet=True)
+            self.alloc = 0
+
+
+def _zero(x) -> None:
+    if isinstance(x, _DeviceView):
+        x.zero()
+    else:
+        array_kinds.zero(x)
+
+
+def _save(x):
+    return x.download() if isinstance(x, _DeviceView) else array_kinds.save(x)
+
+
+def _restore(x, saved) -> None:
+    if isinstance(x, _DeviceView):
+        x.upload(saved)
+    else:
+        array_kinds.restore(x, saved)
+
+
+# --------------------------------------------------------------------------- the tuner
+
+
+class Autotuner:
+    """A `@tritium.jit` kernel with a list of configs to choose from (see the module doc)."""
+
+    def __init__(
+        self,
+        fn,
+        configs: Sequence[Config],
+        key: Sequence[str],
+        reset_to_zero: Sequence[str] | None = None,
+        restore_value: Sequence[str] | None = None,
+        pre_hook: Callable | None = None,
+        post_hook: Callable | None = None,
+        prune_configs_by: dict | None = None,
+        warmup: float = 25,
+        rep: float = 100,
+        do_bench: Callable | None = None,
+    ):
+        if not isinstance(fn, JITFunction):
+            raise ArgumentError(
+                "@tritium.autotune decorates a @tritium.jit function (put it above)"
+            )
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.arg_names = fn.arg_names
+        self.configs = list(configs) or [Config({})]
+        for c in self.configs:
+            if not isinstance(c, Config):
+                raise ArgumentError(f"autotune configs must be tritium.Config, got {c!r}")
+        self.keys = self._names(key, "key")
+        self.reset_to_zero = self._names(reset_to_zero or (), "reset_to_zero")
+        self.restore_value = self._names(restore_value or (), "restore_value")
+        self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
+        prune = dict(prune_configs_by or {})
+        self.early_config_prune = prune.pop("early_config_prune", None)
+        self.perf_model = prune.pop("perf_model", None)
+        self.top_k = prune.pop("top_k", None)
+        if prune:
+            raise ArgumentError(f"prune_configs_by: unknown keys {sorted(prune)}")
+        self.warmup, self.rep = warmup, rep
+        self.do_bench = do_bench
+        self.cache: dict[tuple, Config] = {}
+        self.best_config: Config | None = None
+        self.configs_timings: dict[Config, float] | None = None
+        self._errors: dict[Config, Exception] = {}
+
+    def _names(self, names: Sequence[str], what: str) -> list[str]:
+        names = [names] if isinstance(names, str) else list(names)
+        for n in names:
+            if n not in self.fn.param_index:
+                raise ArgumentError(
+                    f"autotune {what}: {self.fn.__name__} has no parameter named {n!r}"
+                )
+        return names
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            f"`{self.__name__}` is a tritium kernel: launch it with {self.__name__}[grid](...)"
+        )
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+    # ------------------------------------------------------------------ launch
+    def run(self, *args, grid, **kwargs):
+        named = self._named(args, kwargs)
+        taken = {k for c in self.configs for k in c.all_kwargs()} & set(kwargs)
+        if taken:
+            raise ArgumentError(
+                f"{self.__name__}: {', '.join(sorted(taken))} come from the autotune configs; "
+                "do not pass them to the launch"
+            )
+        if self._interpreting():
+            config = self.configs[0]  # nothing to time in the interpreter
+        else:
+            key = self._key(named)
+            config = self.cache.get(key)
+            if config is None:
+                config = self._tune(args, kwargs, named, grid)
+                self.cache[key] = config
+                full = {**named, **config.all_kwargs()}
+                for name in self.reset_to_zero:
+                    _zero(full[name])
+        self.best_config = config
+        if config.pre_hook is not None:
+            config.pre_hook({**named, **config.all_kwargs()})
+        # through kernel[grid]: a warm configuration launches on the generated fast path
+        return self.fn[grid](*args, **kwargs, **config.all_kwargs())
+
+    def _interpreting(self) -> bool:
+        if self.fn.interpret is not None:
+            return bool(self.fn.interpret)
+        return config.interpret()
+
+    def _named(self, args, kwargs) -> dict:
+        if len(args) > len(self.arg_names):
+            raise ArgumentError(
+                f"{self.__name__}() takes {len(self.arg_names)} arguments, got {len(args)}"
+            )
+        named = dict(zip(self.arg_names, args))
+        named.update({k: v for k, v in kwargs.items() if k in self.fn.param_index})
+        return named
+
+    def _key(self, named: dict) -> tuple:
+        key = []
+        for name in self.keys:
+            v = named.get(name)
+            key.append(_hashable(v))
+        key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype") and not _scalar(v)]
+        return tuple(key)
+
+    # ------------------------------------------------------------------ tuning
+    def prune_configs(self, named: dict, kwargs: dict) -> list[Config]:
+        configs = self.configs
+        if self.early_config_prune is not None:
+            configs = list(self.early_config_prune(configs, named, **kwargs))
+        if self.perf_model is not None and self.top_k is not None:
+            k = self.top_k
+            if isinstance(k, float) and k <= 1.0:
+                k = int(len(configs) * k)
+            est = {c: self.perf_model(**named, **kwargs, **c.all_kwargs()) for c in configs}
+            configs = sorted(configs, key=est.__getitem__)[: max(1, k)]
+        if not configs:
+            raise ArgumentError(f"{self.__name__}: every autotune config was pruned")
+        return configs
+
+    def _tune(self, args, kwargs, named, grid) -> Config:
+        configs = self.prune_configs(named, kwargs)
+        if len(configs) == 1:
+            self.configs_timings = None
+            return configs[0]
+        staged = [_stage(a) for a in args]
+        skw = {k: _stage(v) for k, v in kwargs.items()}
+        snamed = self._named(staged, skw)
+        try:
+            timings = {c: self._bench(c, staged, skw, snamed, grid) for c in configs}
+        finally:
+            for v in (*staged, *skw.values()):
+                if isinstance(v, _DeviceView):
+                    v.free()
+        self.configs_timings = timings
+        best = min(configs, key=timings.__getitem__)
+        if timings[best] == float("inf"):
+            raise self._errors[best]
+        return best
+
+    def _bench(self, config: Config, args, kwargs, named, grid) -> float:
+        full = {**named, **config.all_kwargs()}
+        stream = kwargs.get("stream")
+
+        def call():
+            saved = {n: _save(full[n]) for n in self.restore_value}
+            for n in self.reset_to_zero:
+                _zero(full[n])
+            if self.user_pre_hook is not None:
+                self.user_pre_hook(full)
+            if config.pre_hook is not None:
+                config.pre_hook(full)
+            self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
+            if self.user_post_hook is not None:
+                self.user_post_hook(full, exception=None)
+            for n, v in saved.items():
+                _restore(full[n], v)
+
+        try:
+            if self.do_bench is not None:
+                return float(self.do_bench(call))
+            return do_bench(call, self.warmup, self.rep, stream)
+        except (CompilationError, LaunchError) as e:
+            self._errors[config] = e
+            return float("inf")
+
+
+def _stage(a):
+    """A numpy array's copy on the GPU for the tuning (other arguments as they are)."""
+    kind = array_kinds.kind_of(a)
+    return _DeviceView(a) if kind is not None and kind.name == "numpy" else a
+
+
+def _scalar(v) -> bool:
+    return isinstance(v, np.generic) or (isinstance(v, np.ndarray) and v.ndim == 0)
+
+
+def _hashable(v):
+    if hasattr(v, "shape") and hasattr(v, "dtype") and not _scalar(v):
+        return ("array", tuple(v.shape), str(v.dtype))
+    try:
+        hash(v)
+    except TypeError:
+        return repr(v)
+    return v
+
+
+def autotune(
+    configs: Sequence[Config],
+    key: Sequence[str],
+    prune_configs_by: dict | None = None,
+    reset_to_zero: Sequence[str] | None = None,
+    restore_value: Sequence[str] | None = None,
+    pre_hook: Callable | None = None,
+    post_hook: Callable | None = None,
+    warmup: float = 25,
+    rep: float = 100,
+    do_bench: Callable | None = None,
+    use_cuda_graph: bool = False,
+    cache_results: bool = False,
+):
+    """Decorate a `@tritium.jit` kernel to launch the fastest of `configs` for each value of
+    the `key` arguments (see the module docstring). `use_cuda_graph` and `cache_results`
+    (upstream's on-disk cache of choices) are accepted and ignored."""
+
+    def decorator(fn) -> Autotuner:
+        return Autotuner(
+            fn,
+            configs,
+            key,
+            reset_to_zero=reset_to_zero,
+            restore_value=restore_value,
+            pre_hook=pre_hook,
+            post_hook=post_hook,
+            prune_configs_by=prune_configs_by,
+            warmup=warmup,
+            rep=rep,
+            do_bench=do_bench,
+        )
+
+    return decorator
+
+
+__all__ = ["Autotuner", "Config", "autotune", "do_bench"]

@@ -1,0 +1,244 @@
+"""The interpreter's address space: numpy arrays seen as global memory, bounds-checked.
+
+Every pointer argument is a numpy array (any dtype, any strides). The interpreter maps
+the whole buffer the array lives in (its base array's byte range) to its own region of
+virtual addresses, widely separated from the others:
+
+    region i   = [(i + 1) << 40,  (i + 2) << 40)          (256-byte aligned)
+    buffer     = region start + (real start address % 256)  .. + buffer size
+    argument   = buffer start + (view's first element - buffer's first byte)
+
+so a pointer is a plain int64 (as on the GPU), `tt.addptr` is integer arithmetic, and the
+low address bits keep the real memory's alignment. Arguments that share memory (the
+same array passed twice, two views of one array) share a region, so writes through one
+are seen through the other. A load or store touches only unmasked lanes; a lane whose
+address lies outside every buffer, straddles a buffer's end, or is not aligned to the
+element size is a fault (`MemoryFault`), which `out_of_bounds` turns into an
+`OutOfBoundsError` naming the op's source line (for load_store.py and atomic.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from tritium.errors import OutOfBoundsError
+from tritium.ir.locations import op_source_loc
+
+REGION_SHIFT = 40
+
+
+class MemoryFault(Exception):
+    """An access outside every argument buffer; the message names argument and offset."""
+
+
+def out_of_bounds(op, e: MemoryFault, st) -> OutOfBoundsError:
+    """The user-facing error for a fault of `op` in the program `st` runs (`blocks.State`)."""
+    pid = tuple(int(p) for p in st.pid)
+    return OutOfBoundsError(f"{op.name}: {e} (program id {pid})", op_source_loc(op))
+
+
+class _Region:
+    """One buffer's bytes (`mem`, uint8 over real memory) at virtual address `vbase`."""
+
+    def __init__(self, index: int, lo: int, hi: int):
+        self.index = index
+        self.lo = lo
+        self.size = hi - lo
+        self.vbase = ((index + 1) << REGION_SHIFT) + (lo & 255)
+        if self.size:
+            raw = (ctypes.c_uint8 * self.size).from_address(lo)
+            self.mem = np.ctypeslib.as_array(raw)
+        else:
+            self.mem = np.zeros(0, np.uint8)
+        self.args: list[tuple[str, int]] = []  # (argument name, virtual address of its start)
+        self._typed: dict[np.dtype, tuple[int, np.ndarray]] = {}
+
+    def typed(self, dtype: np.dtype) -> tuple[int, np.ndarray]:
+        """(first aligned byte offset p0, the region's bytes from p0 viewed as `dtype`)."""
+        view = self._typed.get(dtype)
+        if view is None:
+            k = dtype.itemsize
+            p0 = (-self.lo) % k
+            n = max(self.size - p0, 0) // k
+            view = (p0, self.mem[p0 : p0 + n * k].view(dtype))
+            self._typed[dtype] = view
+        return view
+
+
+def _like(x, shape) -> np.ndarray:
+    x = np.asarray(x)
+    return x if x.shape == shape else np.broadcast_to(x, shape)
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+class AddressSpace:
+    """The arrays passed to one launch, as bounds-checked global memory."""
+
+    def __init__(self, arrays: list[tuple[str, np.ndarray]]):
+        spans = []
+        for name, a in arrays:
+            lo, hi = byte_bounds(_root(a))
+            spans.append((lo, hi, name, a))
+        order = sorted(range(len(spans)), key=lambda i: spans[i][:2])
+        self.regions: list[_Region] = []
+        region_of: dict[int, _Region] = {}
+        groups: list[list[int]] = []
+        hi_so_far = None
+        for i in order:
+            lo, hi = spans[i][:2]
+            if groups and hi_so_far is not None and lo < hi_so_far:
+                groups[-1].append(i)
+                hi_so_far = max(hi_so_far, hi)
+            else:
+                groups.append([i])
+                hi_so_far = hi
+        for members in groups:
+            lo = min(spans[i][0] for i in members)
+            hi = max(spans[i][1] for i in members)
+            region = _Region(len(self.regions), lo, hi)
+            self.regions.append(region)
+            for i in members:
+                region_of[i] = region
+        self.pointers: list[int] = []
+        for i, (_, _, name, a) in enumerate(spans):
+            region = region_of[i]
+            start = a.__array_interface__["data"][0]
+            ptr = region.vbase + (start - region.lo)
+            region.args.append((name, ptr))
+            self.pointers.append(ptr)
+        self._arrays = arrays  # keep the memory alive
+
+    # ------------------------------------------------------------------ access
+
+    def load(self, addr, mask, dtype: np.dtype, what: str = "load") -> np.ndarray:
+        """Read `dtype` elements at `addr` (int64, any shape) where `mask` is true (0 elsewhere)."""
+        addr = np.asarray(addr)
+        if mask is None or mask.all():
+            flat = addr.reshape(-1)
+            return self._gather(flat, dtype, what, addr, None).reshape(addr.shape)
+        m = _like(mask, addr.shape)
+        out = np.zeros(addr.shape, dtype)
+        sel = addr[m]
+        if sel.size:
+            out[m] = self._gather(sel, dtype, what, addr, m)
+        return out
+
+    def store(self, addr, values, mask, dtype: np.dtype, what: str = "store") -> None:
+        """Write `values` (already `dtype`) at `addr` where `mask` is true."""
+        addr = np.asarray(addr)
+        values = _like(np.asarray(values, dtype), addr.shape)
+        if mask is None or mask.all():
+            self._scatter(addr.reshape(-1), values.reshape(-1), dtype, what, addr, None)
+            return
+        m = _like(mask, addr.shape)
+        sel = addr[m]
+        if sel.size:
+            self._scatter(sel, values[m], dtype, what, addr, m)
+
+    def _gather(self, flat, dtype, what, full, mask) -> np.ndarray:
+        k = dtype.itemsize
+        region = self._single_region(flat, k)
+        if region is not None:
+            p0, view = region.typed(dtype)
+            return view[(flat - (region.vbase + p0)) // k]
+        out = np.zeros(flat.shape, dtype)
+        for region, lanes in self._split(flat, k, what, full, mask):
+            p0, view = region.typed(dtype)
+            out[lanes] = view[(flat[lanes] - (region.vbase + p0)) // k]
+        return out
+
+    def _scatter(self, flat, values, dtype, what, full, mask) -> None:
+        k = dtype.itemsize
+        region = self._single_region(flat, k)
+        if region is not None:
+            p0, view = region.typed(dtype)
+            view[(flat - (region.vbase + p0)) // k] = values
+            return
+        for region, lanes in self._split(flat, k, what, full, mask):
+            p0, view = region.typed(dtype)
+            view[(flat[lanes] - (region.vbase + p0)) // k] = values[lanes]
+
+    def _single_region(self, flat: np.ndarray, k: int) -> _Region | None:
+        """The region holding every lane, when all lanes are in bounds and aligned."""
+        if flat.size == 0:
+            return None
+        lo, hi = int(flat.min()), int(flat.max())
+        i = (lo >> REGION_SHIFT) - 1
+        if not 0 <= i < len(self.regions):
+            return None
+        r = self.regions[i]
+        if lo < r.vbase or hi + k > r.vbase + r.size:
+            return None
+        if k > 1 and (flat & (k - 1)).any():
+            return None
+        return r
+
+    def _split(self, flat, k, what, full, mask):
+        """Lanes grouped by region; raises MemoryFault at the first bad lane."""
+        idx = (flat >> REGION_SHIFT) - 1
+        ok = np.zeros(flat.shape, bool)
+        groups = []
+        for i in np.unique(idx):
+            if not 0 <= i < len(self.regions):
+                continue
+            r = self.regions[int(i)]
+            lanes = idx == i
+            off = flat - r.vbase
+            good = lanes & (off >= 0) & (off + k <= r.size) & ((flat & (k - 1)) == 0)
+            ok |= good
+            groups.append((r, good))
+        bad = np.flatnonzero(~ok)
+        if bad.size:
+            raise MemoryFault(self._describe(int(flat[bad[0]]), k, int(bad[0]), what, full, mask))
+        return groups
+
+    # ------------------------------------------------------------------ diagnostics
+
+    def _nearest(self, addr: int) -> _Region | None:
+        """The region `addr` is in or nearest to (within half the region spacing)."""
+        best, best_d = None, 1 << (REGION_SHIFT - 1)
+        for r in self.regions:
+            d = max(r.vbase - addr, addr - (r.vbase + r.size - 1), 0)
+            if d < best_d:
+                best, best_d = r, d
+        return best
+
+    def _describe(self, addr: int, k: int, lane: int, what: str, full, mask) -> str:
+        if full.ndim:
+            pos = (
+                np.argwhere(mask)[lane] if mask is not None else np.unravel_index(lane, full.shape)
+            )
+            where = (
+                f" at lane {tuple(int(p) for p in pos)} of a {'x'.join(map(str, full.shape))} block"
+            )
+        else:
+            where = ""
+        r = self._nearest(addr)
+        if r is None:
+            return f"{what} of address {addr:#x}{where} points into no argument buffer"
+        before = [a for a in r.args if a[1] <= addr]
+        name, start = max(before, key=lambda a: a[1]) if before else r.args[0]
+        rel = addr - start
+        first, last = r.vbase - start, r.vbase + r.size - start
+        if rel % k == 0 and first % k == 0 and last % k == 0:
+            span = f"elements [{first // k}, {last // k})"
+            offset = f"element offset {rel // k}"
+        else:
+            span = f"bytes [{first}, {last})"
+            offset = f"byte offset {rel}"
+        if (addr & (k - 1)) and r.vbase <= addr and addr + k <= r.vbase + r.size:
+            return (
+                f"misaligned {what} of {k}-byte elements at {offset} from argument '{name}'{where}"
+            )
+        return (
+            f"out-of-bounds {what}{where}: {offset} from argument '{name}', "
+            f"whose buffer holds {span} relative to it ({k}-byte elements)"
+        )
