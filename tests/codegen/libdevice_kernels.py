@@ -21,7 +21,8 @@ SIG = {"fp32": "*fp32", "fp64": "*fp64", "fp16": "*fp16", "int32": "*i32", "uint
 
 
 def kernel(names: tuple[str, ...], arity: int, module: str = "libdevice"):
-    """A @jit kernel (x0_ptr, ..., out_ptr, BLOCK) storing each function's result."""
+    """A @jit kernel (x0_ptr, ..., out_ptr, N, BLOCK): program p computes elements
+    p * BLOCK ... of N and stores function k's result at k * N + i."""
     key = (names, arity, module)
     if key in _CACHE:
         return _CACHE[key]
@@ -29,15 +30,15 @@ def kernel(names: tuple[str, ...], arity: int, module: str = "libdevice"):
     loads = "\n".join(f"    x{k} = tl.load(x{k}_ptr + offs)" for k in range(arity))
     xs = ", ".join(f"x{k}" for k in range(arity))
     stores = "\n".join(
-        f"    tl.store(out_ptr + {k} * BLOCK + offs, {module}.{n}({xs}))" for k, n in enumerate(names)
+        f"    tl.store(out_ptr + {k} * N + offs, {module}.{n}({xs}))" for k, n in enumerate(names)
     )
     src = (
         "import tritium\nimport tritium.language as tl\n"
         "from tritium.language.extra import libdevice\n"
         "from tritium.language.extra.cuda import libdevice as cuda_libdevice\n\n\n"
         "@tritium.jit\n"
-        f"def libdevice_kernel({args}, out_ptr, BLOCK: tl.constexpr):\n"
-        "    offs = tl.arange(0, BLOCK)\n"
+        f"def libdevice_kernel({args}, out_ptr, N: tl.constexpr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
         f"{loads}\n{stores}\n"
     )
     path = _DIR / f"k{len(_CACHE)}.py"
@@ -55,14 +56,16 @@ def signature(arg_types: tuple[str, ...], ret: str) -> str:
 
 def run(names, xs: list[np.ndarray], ret: str, module: str = "libdevice") -> np.ndarray:
     """Launch (interpreter or GPU, as TRITIUM_INTERPRET says) on len(xs[0]) elements
-    (a power of two); returns out reshaped to (len(names), n)."""
+    (a power of two), 256 per program; returns out reshaped to (len(names), n)."""
     n = len(xs[0])
+    block = min(n, 256)
     k = kernel(tuple(names), len(xs), module)
     out = np.zeros(len(names) * n, NP[ret])
-    k[(1,)](*xs, out, BLOCK=n)
+    k[(n // block,)](*xs, out, N=n, BLOCK=block)
     return out.reshape(len(names), n)
 
 
 def compile_ptx(names, arg_types: tuple[str, ...], ret: str, block: int = 128) -> str:
     k = kernel(tuple(names), len(arg_types))
-    return tritium.compile(k, signature(arg_types, ret), {"BLOCK": block}, stop="ptx").asm["ptx"]
+    consts = {"N": block, "BLOCK": block}
+    return tritium.compile(k, signature(arg_types, ret), consts, stop="ptx").asm["ptx"]

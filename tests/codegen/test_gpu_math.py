@@ -16,17 +16,17 @@ pytestmark = pytest.mark.gpu
 
 
 @tritium.jit
-def math_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
+def math_kernel(x_ptr, out_ptr, N: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    tl.store(out_ptr + 0 * BLOCK + offs, tl.math.tanh(x))
-    tl.store(out_ptr + 1 * BLOCK + offs, tl.math.erf(x))
-    tl.store(out_ptr + 2 * BLOCK + offs, tl.log(tl.abs(x)))
-    tl.store(out_ptr + 3 * BLOCK + offs, tl.sin(x))
-    tl.store(out_ptr + 4 * BLOCK + offs, tl.cos(x))
-    tl.store(out_ptr + 5 * BLOCK + offs, tl.log2(tl.abs(x)))
-    tl.store(out_ptr + 6 * BLOCK + offs, tl.exp(x))
-    tl.store(out_ptr + 7 * BLOCK + offs, tl.exp2(x))
+    tl.store(out_ptr + 0 * N + offs, tl.math.tanh(x))
+    tl.store(out_ptr + 1 * N + offs, tl.math.erf(x))
+    tl.store(out_ptr + 2 * N + offs, tl.log(tl.abs(x)))
+    tl.store(out_ptr + 3 * N + offs, tl.sin(x))
+    tl.store(out_ptr + 4 * N + offs, tl.cos(x))
+    tl.store(out_ptr + 5 * N + offs, tl.log2(tl.abs(x)))
+    tl.store(out_ptr + 6 * N + offs, tl.exp(x))
+    tl.store(out_ptr + 7 * N + offs, tl.exp2(x))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -35,7 +35,7 @@ def test_math_on_the_gpu(dtype):
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.uniform(-8, 8, n // 2), rng.uniform(-80, 80, n // 2)]).astype(dtype)
     out = np.zeros(8 * n, dtype)
-    math_kernel[(1,)](x, out, BLOCK=n)
+    math_kernel[(n // 256,)](x, out, N=n, BLOCK=256)
     out = out.reshape(8, n)
     is64 = dtype == np.float64
     x64 = x.astype(np.float64)

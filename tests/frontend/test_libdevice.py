@@ -37,7 +37,7 @@ def test_one_implementation_under_both_names():
 
 def _ttir(names, args, ret="fp32"):
     k = kernel(tuple(names), len(args))
-    return tritium.compile(k, signature(args, ret), {"BLOCK": 16}, stop="ttir").asm["ttir"]
+    return tritium.compile(k, signature(args, ret), {"N": 16, "BLOCK": 16}, stop="ttir").asm["ttir"]
 
 
 def test_ttir_names_the_symbol_by_dtype():
