@@ -15,7 +15,7 @@ import numpy as np
 
 from tritium.dtype_names import DTYPE_TO_TRITON
 from tritium.errors import ArgumentError
-from tritium.frontend import core
+from tritium.frontend import core, param_annotations
 from tritium.frontend.core import constexpr
 
 LAUNCH_OPTIONS = frozenset(
@@ -203,10 +203,14 @@ def build_spec(fn, vals):
     from tritium.frontend.ttir import KernelSpec
 
     spec = KernelSpec()
+    annotated, _ = param_annotations.param_types(fn)
     for i, (name, v) in enumerate(zip(fn.arg_names, vals)):
         key = arg_key(v, i in fn.constexpr_indices, name in fn.do_not_specialize)
         if isinstance(key, tuple) and key[0] == "c":
             spec.constants[name] = constexpr(key[1])
+            continue
+        if name in annotated:  # `n: tl.int64` and the like (frontend/param_annotations.py)
+            param_annotations.specialise(spec, name, annotated[name], key, v)
             continue
         if isinstance(key, str):
             spec.types[name] = _launch_dtype(key)
