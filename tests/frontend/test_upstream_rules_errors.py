@@ -166,7 +166,7 @@ def test_store_through_const_pointer_names_the_parameter():
 
 
 def test_scalar_annotations_type_the_parameters():
-    from tritium.frontend.specialize import build_spec
+    from tritium.jit.specialize import build_spec
 
     spec = build_spec(typed_scalars, [None, 1, 2, 32])
     assert (spec.types["n"], spec.types["s"], spec.types["m"]) == (

@@ -81,24 +81,30 @@ def param_types(fn) -> tuple[dict[str, core.dtype], set[str]]:
     return types, const
 
 
-def specialise(spec, name: str, ty: core.dtype, key, value) -> None:
-    """Put parameter `name`, annotated `ty`, into the KernelSpec for an argument whose
-    own specialisation key is `key` (specialize.py's `arg_key`)."""
-    sig = key[0] if isinstance(key, tuple) else key
-    is_int = sig in ("i32", "i64", "u64")
+_SCALAR_KINDS = ("int", "float", "bool", "np_scalar")
+
+
+def specialise(spec, name: str, ty: core.dtype, kind: str, facts: dict, value) -> None:
+    """Put parameter `name`, annotated `ty`, into the KernelSpec for an argument of `kind`
+    with the keyed `facts` (tritium/jit/specialize.py's RULES; not called for constexprs
+    and None)."""
+    np_kind = getattr(facts.get("dtype"), "kind", "") if kind == "np_scalar" else ""
+    is_int = kind in ("int", "bool") or np_kind in ("i", "u", "b")
     if ty.is_ptr():
-        ok = isinstance(sig, str) and sig.startswith("*")
+        ok = kind not in _SCALAR_KINDS
     elif ty.is_floating():
-        ok = is_int or sig in ("fp32", "i1")
+        ok = kind in _SCALAR_KINDS
     else:  # integers and bool: no float (the launch would have to truncate it)
-        ok = is_int or sig == "i1"
+        ok = is_int
     if not ok:
         raise ArgumentError(
             f"argument `{name}` is annotated {ty} but was given "
             f"{type(value).__name__} {value!r:.40}"
         )
     spec.types[name] = ty
-    if (ty.is_ptr() and key[1]) or (ty.is_int() and not ty.is_bool() and is_int and key[2]):
+    if (ty.is_ptr() and facts.get("aligned")) or (
+        ty.is_int() and not ty.is_bool() and kind == "int" and facts.get("div16")
+    ):
         spec.divisible_by_16.add(name)
 
 
