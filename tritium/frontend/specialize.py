@@ -126,6 +126,13 @@ _KEYERS: dict = {
 def _learn(v):
     """Register a fast key function for the type of array-like `v`, if it is one."""
     t = type(v)
+    if isinstance(v, np.ndarray) and hasattr(v, "_tritium_elem_sig"):  # tritium.reinterpret
+
+        def reinterpreted_key(x):
+            return ("*" + (x._tritium_elem_sig or _ndarray_key(x)[0][1:]), not x.ctypes.data & 15)
+
+        _KEYERS[t] = reinterpreted_key
+        return reinterpreted_key
     if t.__module__.startswith("torch") and hasattr(v, "data_ptr"):
         sigs: dict = {}
 

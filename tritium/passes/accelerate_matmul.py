@@ -28,31 +28,26 @@ kWidth is 32 / element bits: 2 for fp16 / bf16 (m16n8k16), 1 for tf32 (m16n8k8).
 
 from __future__ import annotations
 
-import re
-
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
     Float32Type,
     ModuleOp,
-    StringAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tritium.ir import tt
-from tritium.ir.ttg import TARGET_ATTR, BlockedEncodingAttr, ConvertLayoutOp, num_warps_of
+from tritium.ir.ttg import (
+    BlockedEncodingAttr,
+    ConvertLayoutOp,
+    compute_capability,
+    num_warps_of,
+)
 from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
 from tritium.ir.types import element_type, encoding_of, shape_of, with_encoding
 from tritium.passes.utils import insert_after, insert_before
-
-
-def compute_capability(module: Operation) -> int:
-    """`ttg.target = "cuda:89"` -> 89 (80 when the module does not say)."""
-    attr = module.attributes.get(TARGET_ATTR)
-    m = re.match(r"cuda:(\d+)", attr.data) if isinstance(attr, StringAttr) else None
-    return int(m.group(1)) if m else 80
 
 
 def mma_k_width(dot: tt.DotOp, capability: int) -> int | None:

@@ -17,6 +17,15 @@ def as_host_array(v):
             raise ArgumentError(
                 "the interpreter (TRITIUM_INTERPRET=1) needs host arrays; got a CUDA torch tensor"
             )
+        if "float8" in str(v.dtype):  # numpy has no fp8: its bytes, read as the tensor's type
+            import torch
+
+            from tritium.dtype_names import dtype_to_triton
+            from tritium.runtime.reinterpret import ReinterpretedArray
+
+            view = v.detach().view(torch.uint8).numpy().view(ReinterpretedArray)
+            view._tritium_elem_sig = dtype_to_triton(v.dtype)
+            return view
         return v.detach().numpy()
     if hasattr(v, "__cuda_array_interface__"):
         raise ArgumentError(

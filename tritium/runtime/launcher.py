@@ -462,7 +462,7 @@ class Launcher:
                 return f"{what} is a torch tensor on the CPU; move it to the GPU (.cuda()) or pass a numpy array"
         else:
             return str(_pointer_kind_error(p, i, a))
-        elem = dtype_to_triton(dtype)
+        elem = getattr(a, "_tritium_elem_sig", None) or dtype_to_triton(dtype)  # reinterpret
         if elem != p.pointee:
             return (
                 f"{what} is an array of {dtype} ({elem or 'no Triton type'}), but the kernel was "
