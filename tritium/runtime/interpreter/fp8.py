@@ -58,9 +58,10 @@ def decode(raw, elem) -> np.ndarray:
     return decode_table(type(elem))[np.asarray(raw, np.uint8)]
 
 
-def encode(x, elem) -> np.ndarray:
-    """uint8 codes of `x`, rounded to nearest even with saturation (see the docstring)."""
-    max_code = _format(elem)[3]
+def encode(x, elem, saturate: bool = True) -> np.ndarray:
+    """uint8 codes of `x`, rounded to nearest even with saturation (see the docstring);
+    `saturate=False` keeps infinities (e5m2's own: storing a value already in the format)."""
+    ebits, _, _, max_code = _format(elem)
     table = decode_table(type(elem))[: max_code + 1].astype(np.float64)  # 0 .. max, increasing
     x = np.asarray(x, np.float64)
     a = np.minimum(np.abs(x), table[-1])
@@ -70,6 +71,8 @@ def encode(x, elem) -> np.ndarray:
     take_hi = (above < below) | ((above == below) & (hi % 2 == 0))
     code = np.where(take_hi, hi, lo).astype(np.uint8)
     code = np.where(np.signbit(x), code | np.uint8(0x80), code)
+    if not saturate and ebits == 5:
+        code = np.where(np.isinf(x), (code & np.uint8(0x80)) | np.uint8(0x7C), code)
     return np.where(np.isnan(x), np.uint8(NAN_CODE), code).astype(np.uint8)
 
 

@@ -87,7 +87,7 @@ def from_storage(raw: np.ndarray, elem):
 def to_storage(value, elem) -> np.ndarray:
     value = np.asarray(value)
     if isinstance(elem, Float8Types):
-        return fp8.encode(value, elem)
+        return fp8.encode(value, elem, saturate=False)
     if isinstance(elem, BFloat16Type):
         return (value.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
     return value.astype(storage_dtype(elem), copy=False)
@@ -115,7 +115,7 @@ def to_bits(x, elem):
     if isinstance(elem, BFloat16Type):
         return (np.asarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)[()]
     if isinstance(elem, Float8Types):
-        return fp8.encode(x, elem)[()]
+        return fp8.encode(x, elem, saturate=False)[()]
     if isinstance(elem, IntegerType) and elem.width.data == 1:
         return np.asarray(x).astype(np.uint8)[()]
     dt = np_dtype(elem)
