@@ -12,6 +12,7 @@ import tritium.language as tl
 from tests.codegen.fp8_cast_kernels import TL, cast_inputs, fp8_cast_kernel, run_casts, same_codes
 from tests.codegen.lowp_dot_kernels import decode
 from tritium.codegen import tools
+from tritium.runtime.array_kinds import element_type
 
 
 def nearest_even_saturating(x: np.ndarray, f8: str) -> np.ndarray:
@@ -133,8 +134,9 @@ def test_other_fp8_formats_are_rejected_with_a_location(name):
 def test_reinterpret():
     codes = np.arange(8, dtype=np.uint8)
     view = tritium.reinterpret(codes, tl.float8e5)
-    assert isinstance(view, np.ndarray) and view._tritium_elem_sig == "fp8e5"
-    assert np.shares_memory(view, codes) and view[2:]._tritium_elem_sig == "fp8e5"
+    assert isinstance(view, np.ndarray) and view._tritium_dtype == "float8_e5m2"
+    assert np.shares_memory(view, codes) and view[2:]._tritium_dtype == "float8_e5m2"
+    assert element_type(view) == "fp8e5" and element_type(codes) == "u8"
     with pytest.raises(tritium.ArgumentError, match="cannot be read as fp8e4nv"):
         tritium.reinterpret(np.zeros(4, np.float16), tl.float8e4nv)
     with pytest.raises(tritium.ArgumentError, match="tl scalar dtype"):

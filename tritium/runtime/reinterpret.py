@@ -9,9 +9,10 @@ numpy has no fp8 type, so fp8 data lives in uint8 arrays:
 A numpy array becomes a `ReinterpretedArray` (an ndarray view of the same memory: the
 launcher stages it like any numpy array and the interpreter reads it in place); a device
 array (torch, cupy, DeviceArray: anything with `__cuda_array_interface__`) becomes a
-`TensorWrapper` around it. Both carry `_tritium_elem_sig`, the element type the kernel is
-specialised for. torch's own fp8 tensors (`torch.float8_e4m3fn`, `torch.float8_e5m2`) need
-no wrapper.
+`TensorWrapper` around it. Both carry `_tritium_dtype`, the name of the element type the
+kernel is specialised for ("float8_e4m3fn": dtype_names.py's vocabulary), which
+array_kinds.py reads in place of the array's own dtype. torch's own
+fp8 tensors (`torch.float8_e4m3fn`, `torch.float8_e5m2`) need no wrapper.
 """
 
 from __future__ import annotations
@@ -20,23 +21,24 @@ from typing import Any
 
 import numpy as np
 
+from tritium.dtype_names import DTYPE_TO_TRITON
 from tritium.errors import ArgumentError
 
 
 class ReinterpretedArray(np.ndarray):
-    """A numpy view whose elements a kernel sees as `_tritium_elem_sig` ("fp8e4nv", ...)."""
+    """A numpy view whose elements a kernel sees as `_tritium_dtype` ("float8_e4m3fn", ...)."""
 
-    _tritium_elem_sig: str | None = None
+    _tritium_dtype: str | None = None
 
     def __array_finalize__(self, obj) -> None:
-        self._tritium_elem_sig = getattr(obj, "_tritium_elem_sig", None)
+        self._tritium_dtype = getattr(obj, "_tritium_dtype", None)
 
 
 class TensorWrapper:
     """A device array whose elements a kernel sees as `dtype` (upstream's TensorWrapper)."""
 
-    def __init__(self, base: Any, dtype: Any, sig: str):
-        self.base, self.dtype, self._tritium_elem_sig = base, dtype, sig
+    def __init__(self, base: Any, dtype: Any, name: str):
+        self.base, self.dtype, self._tritium_dtype = base, dtype, name
         self.shape = tuple(base.shape)
 
     @property
@@ -48,6 +50,9 @@ class TensorWrapper:
 
     def __repr__(self) -> str:
         return f"TensorWrapper({self.base!r}, dtype={self.dtype})"
+
+
+_NAMES = {sig: name for name, sig in reversed(DTYPE_TO_TRITON.items())}  # "fp8e4nv" -> its name
 
 
 def _itemsize(array: Any) -> int:
@@ -62,7 +67,8 @@ def reinterpret(array: Any, dtype: Any):
     """`array` with its elements read as `dtype` (a `tl` dtype of the same byte size)."""
     sig = getattr(dtype, "signature", None)
     bits = getattr(dtype, "primitive_bitwidth", None)
-    if sig is None or bits is None or getattr(dtype, "is_ptr", lambda: True)():
+    name = _NAMES.get(sig)
+    if name is None or bits is None:
         raise ArgumentError(
             f"reinterpret needs a tl scalar dtype (tl.float8e4nv, ...), got {dtype!r}"
         )
@@ -75,10 +81,10 @@ def reinterpret(array: Any, dtype: Any):
         )
     if isinstance(array, np.ndarray):
         view = array.view(ReinterpretedArray)
-        view._tritium_elem_sig = sig
+        view._tritium_dtype = name
         return view
     if hasattr(array, "__cuda_array_interface__"):
-        return TensorWrapper(array, dtype, sig)
+        return TensorWrapper(array, dtype, name)
     raise ArgumentError(
         f"reinterpret takes a numpy array or a device array, got {type(array).__name__}"
     )
