@@ -3,7 +3,7 @@
     python3 benchmarks/bench.py [--out DIR] [--only NAME,...] [--quick]
 
 Groups (default: all but the optional ones): vector_add, softmax, causal_softmax, rms_norm,
-layer_norm, launch, compile; optional: online_softmax, matmul. tritium runs the kernels of
+layer_norm, launch, compile; optional: online_softmax, matmul, lowp_matmul. tritium runs the kernels of
 examples/ (and tritium_kernels.py), upstream Triton runs twins made from the same source (upstream_kernels.py),
 with the same BLOCK sizes and num_warps. All inputs are torch CUDA tensors (tritium takes them
 without a copy). Each result is checked against a float64 torch reference before it is
