@@ -149,3 +149,31 @@ def test_reinterpreted_array_copies_in_and_out(monkeypatch):
     codes, wide = run_casts(x, "fp32", "fp8e4nv")
     np.testing.assert_array_equal(codes, [0x30, 0xC4, 0x7E, 0x7E])
     np.testing.assert_array_equal(wide, [0.5, -3.0, 448.0, 448.0])
+
+
+@tritium.jit
+def _widen_kernel(x_ptr, h_ptr, b_ptr, F8: tl.constexpr):
+    offs = tl.arange(0, 256)
+    y = tl.load(x_ptr + offs).to(F8)
+    tl.store(h_ptr + offs, y.to(tl.float16))
+    tl.store(b_ptr + offs, y.to(tl.bfloat16))
+
+
+@pytest.mark.parametrize("f8,fmt", [("fp8e4nv", "e4m3"), ("fp8e5", "e5m2")])
+def test_fp8_to_fp16_and_bf16_ptx(ptxas, f8, fmt):
+    ptx = tritium.compile(
+        _widen_kernel, signature="*fp32:16,*fp16:16,*bf16:16", constexprs={"F8": TL[f8]}, stop="ptx"
+    ).asm["ptx"]
+    assert f"cvt.rn.f16x2.{fmt}x2" in ptx and "cvt.rn.bf16x2.f32" in ptx and ".local" not in ptx
+    assert tools.ptxas(ptx, "sm_89")[:4] == b"\x7fELF"
+
+
+def test_fp8_to_fp16_and_bf16_in_the_interpreter(monkeypatch):
+    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+    x = np.linspace(-500, 500, 256).astype(np.float32)
+    h = np.zeros(256, np.float16)
+    b = np.zeros(256, np.uint16)
+    _widen_kernel[(1,)](x, h, tritium.reinterpret(b, tl.bfloat16), F8=tl.float8e4nv)
+    want = decode(nearest_even_saturating(x, "fp8e4nv"), "fp8e4nv")
+    np.testing.assert_array_equal(h.astype(np.float64), want)  # exact in fp16 and bf16
+    np.testing.assert_array_equal((b.astype(np.uint32) << 16).view(np.float32), want)

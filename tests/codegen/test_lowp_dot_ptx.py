@@ -138,3 +138,24 @@ def test_max_num_imprecise_acc_is_checked_against_k():
             "ttir"
         ]
     )
+
+
+def test_mma_instruction_table():
+    from xdsl.dialects.builtin import IntegerType
+
+    from tritium.codegen.lower.dot_mma import mma_instruction
+    from tritium.ir import types as t
+
+    def name(a, b, c):
+        got = mma_instruction(a, b, c)
+        return None if got is None else got.text.split(" ")[0].removeprefix("mma.sync.aligned.")
+
+    assert name(t.i8, t.i8, t.i32) == "m16n8k32.row.col.s32.s8.s8.s32"
+    assert name(t.f8E4M3FN, t.f8E5M2, t.f32) == "m16n8k32.row.col.f32.e4m3.e5m2.f32"
+    assert name(t.f8E5M2, t.f8E5M2, t.f16) == "m16n8k32.row.col.f16.e5m2.e5m2.f16"
+    assert name(t.f16, t.f16, t.f16) == "m16n8k16.row.col.f16.f16.f16.f16"
+    assert name(t.f16, t.f16, t.f32) == "m16n8k16.row.col.f32.f16.f16.f32"
+    assert mma_instruction(t.f16, t.f16, t.f16).acc_regs == 2  # two f16x2 words
+    for bad in [(t.bf16, t.bf16, t.f16), (t.i8, t.f8E4M3FN, t.f32), (t.i8, t.i8, IntegerType(16)),
+                (IntegerType(16), IntegerType(16), t.i32), (t.f16, t.bf16, t.f32)]:  # fmt: skip
+        assert mma_instruction(*bad) is None, bad

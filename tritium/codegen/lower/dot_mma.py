@@ -85,7 +85,7 @@ def mma_instruction(a_elem, b_elem, acc_elem) -> MmaInstruction | None:
         or (tc == "f16" and ta not in ("f16", "e4m3", "e5m2"))
     ):
         return None
-    if isinstance(a_elem, IntegerType) and bitwidth(a_elem) != 8:
+    if ints and (bitwidth(a_elem), bitwidth(b_elem), bitwidth(acc_elem)) != (8, 8, 32):
         return None
     n = 2 if tc == "f16" else 4
     d = ", ".join(f"${i}" for i in range(n))
