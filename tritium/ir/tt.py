@@ -528,6 +528,7 @@ from tritium.ir.tt_block_ptr import AdvanceOp, MakeTensorPtrOp  # noqa: E402
 from tritium.ir.tt_compute import (  # noqa: E402
     AssertOp,
     DotOp,
+    ExternElementwiseOp,
     MulhiUIOp,
     PreciseDivFOp,
     PreciseSqrtOp,
@@ -572,6 +573,7 @@ TT = Dialect(
         PreciseDivFOp,
         PreciseSqrtOp,
         MulhiUIOp,
+        ExternElementwiseOp,
         AssertOp,
         PrintOp,
     ],
