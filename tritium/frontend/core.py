@@ -54,12 +54,25 @@ class dtype:
         return False
 
     def is_fp8(self) -> bool:
-        return False  # no fp8 dtypes in tritium yet
+        return self.name in self.FP8
 
-    is_fp8e4nv = is_fp8e4b8 = is_fp8e4b15 = is_fp8e5 = is_fp8e5b16 = is_fp8
+    def is_fp8e4nv(self) -> bool:
+        return self.name == "fp8e4nv"
+
+    def is_fp8e5(self) -> bool:
+        return self.name == "fp8e5"
+
+    def is_fp8e4b15(self) -> bool:
+        return self.name == "fp8e4b15"
+
+    def is_fp8e4b8(self) -> bool:
+        return self.name == "fp8e4b8"
+
+    def is_fp8e5b16(self) -> bool:
+        return self.name == "fp8e5b16"
 
     def is_standard_floating(self) -> bool:
-        return self.name in self.FP
+        return self.name in self.FP and not self.is_fp8()
 
     def is_int1(self) -> bool:
         return self.name == "int1"
@@ -137,9 +150,6 @@ class dtype:
 
     def is_floating(self) -> bool:
         return self.name in self.FP
-
-    def is_fp8(self) -> bool:
-        return self.name in self.FP8
 
     def is_fp16(self) -> bool:
         return self.name == "fp16"
