@@ -14,7 +14,9 @@ combine.py's combine functions, being `@jit` functions, also need the `jit` deco
     memory.py          load, store                 block_ptr.py   make_block_ptr, advance
     elementwise.py     where, maximum, minimum, clamp, exp, log, sqrt, ..., fdiv, fma, umulhi
     shape.py           cast, to, broadcast_to, expand_dims, reshape, view, ravel, permute, trans
-    linear_algebra.py  dot                         hints.py       multiple_of, max_contiguous, ...
+    linear_algebra.py  dot                         hints.py       multiple_of, max_contiguous, ...,
+                                                                  assume, debug_barrier
+    inline_asm.py      inline_asm_elementwise
     debug.py           static_assert, static_print, device_assert, device_print
     atomic.py          atomic_add, ..., atomic_cas
     reduction.py       reduce, sum, max, min, argmax, argmin, xor_sum
@@ -73,7 +75,14 @@ from tritium.frontend.builtins.elementwise import (
     umulhi,
     where,
 )
-from tritium.frontend.builtins.hints import max_constancy, max_contiguous, multiple_of
+from tritium.frontend.builtins.hints import (
+    assume,
+    debug_barrier,
+    max_constancy,
+    max_contiguous,
+    multiple_of,
+)
+from tritium.frontend.builtins.inline_asm import inline_asm_elementwise
 from tritium.frontend.builtins.linear_algebra import dot
 from tritium.frontend.builtins.memory import load, store
 from tritium.frontend.builtins.reduction import argmax, argmin, max, min, reduce, sum, xor_sum
@@ -98,6 +107,7 @@ __all__ = [
     "argmax",
     "argmin",
     "associative_scan",
+    "assume",
     "atomic_add",
     "atomic_and",
     "atomic_cas",
@@ -116,6 +126,7 @@ __all__ = [
     "cos",
     "cumprod",
     "cumsum",
+    "debug_barrier",
     "device_assert",
     "device_print",
     "div_rn",
@@ -129,6 +140,7 @@ __all__ = [
     "fma",
     "full",
     "full_like",
+    "inline_asm_elementwise",
     "is_builtin",
     "load",
     "log",
