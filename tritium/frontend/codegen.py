@@ -276,6 +276,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if isinstance(base, tensor):
             if attr == "dtype":
                 return constexpr(base.dtype)
+            if attr == "type":  # `x.type.element_ty`, `x.type.shape`, as upstream
+                return constexpr(base.type)
             if attr == "shape":
                 return tuple(constexpr(s) for s in base.shape)
             if attr == "numel":
@@ -575,10 +577,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                 value = tuple(_wrap_const(v) for v in value)
             elif not isinstance(value, (tensor, constexpr)) and not callable(value):
                 value = constexpr(value)
-            if name in fn.constexpr_names and isinstance(value, tensor):
-                raise self.error(
-                    f"argument `{name}` of `{fn.__name__}` is a tl.constexpr but was given a runtime value"
-                )
+            # As upstream, a callee's `tl.constexpr` annotation is not checked: a runtime
+            # value given for it is an ordinary argument (upstream's fused-attention
+            # tutorial passes `offs_m` and `N_CTX` so); what the caller passes decides.
             scope[name] = value
         self.deps.add(fn)
         gen = CodeGenerator(fn, self.s, scope, self.depth + 1, deps=self.deps)

@@ -5,6 +5,9 @@ As upstream: an array argument becomes a pointer to its dtype, marked
 `tt.divisibility = 16` when its address is 16-byte aligned; a Python int is `i32` when it
 fits, else `i64` (`u64` past 2**63), is marked divisible by 16 when it is, and becomes a
 constant when it equals 1; a float is `fp32`; a bool is `i1`; `None` is a constexpr.
+Subclasses count as their base (upstream's rules test `isinstance`): `np.float64` is a
+Python float, so it is `fp32` too; every other numpy scalar (`np.float32`, `np.int64`,
+`np.bool_`, ...) is refused, as upstream refuses it.
 
 `RULES` says, per argument kind, which facts are keyed, each as a Python expression over
 `{a}` (the argument) and `{p}` (its address, read once):
@@ -15,8 +18,7 @@ constant when it equals 1; a float is `fp32`; a bool is `i1`; `None` is a conste
 | `int` | `== 1`; `& 15 == 0`; fits i32; fits i64 | the constant 1, else i32 / i64 / u64, divisible by 16 |
 | `int`, `do_not_specialize` | fits i32; fits i64 | i32 / i64 / u64 |
 | an array, `do_not_specialize` | its dtype (and `is_cuda`) | `*<dtype>` |
-| `float`, `bool`, `None` | (the kind itself) | fp32, i1, the constant None |
-| a numpy scalar | its dtype | its type |
+| `float` (also `np.float64`), `bool`, `None` | (the kind itself) | fp32, i1, the constant None |
 | a `tl.constexpr` parameter (or a `constexpr` value) | the value | a constant |
 
 then the options `num_warps` and `num_stages` (None when not given) and, when the kernel
@@ -121,7 +123,6 @@ def _rules() -> dict[tuple[str, int], KeyRule]:
         out["float", spec] = KeyRule("float")
         out["bool", spec] = KeyRule("bool")
         out["none", spec] = KeyRule("none")
-        out["np_scalar", spec] = KeyRule("np_scalar", ("{a}.dtype",), ("dtype",))
         out["constexpr", spec] = KeyRule("constexpr", ("{a}",), ("value",))
     out["int", RUNTIME] = KeyRule(
         "int", (IS_ONE, DIV16, FITS_I32, FITS_I64), ("is_one", "div16", "i32", "i64")
@@ -147,8 +148,12 @@ def value_kind(v) -> str:
         return array.name
     if isinstance(v, constexpr):
         return "constexpr"
-    if isinstance(v, np.generic):
-        return "np_scalar"
+    if isinstance(v, np.generic) and not isinstance(v, float):
+        raise ArgumentError(
+            f"cannot pass a numpy.{type(v).__name__} to a kernel (upstream Triton refuses "
+            "numpy scalars too, except np.float64, a Python float, which is fp32): pass "
+            "int(x), float(x) or bool(x)"
+        )
     if isinstance(v, bool):
         return "bool"
     if isinstance(v, numbers.Integral):
@@ -238,14 +243,6 @@ def build_spec(fn, vals) -> KernelSpec:
             spec.types[name] = _dtype("fp32")
         elif kind == "bool":
             spec.types[name] = _dtype("i1")
-        elif kind == "np_scalar":
-            sig = dtype_to_triton(facts["dtype"])
-            if sig is None:
-                raise ArgumentError(
-                    f"argument '{name}': arguments of dtype {facts['dtype']} cannot be passed "
-                    "to a kernel"
-                )
-            spec.types[name] = _dtype(sig)
         elif kind == "int":
             if facts.get("is_one"):
                 spec.constants[name] = constexpr(1)

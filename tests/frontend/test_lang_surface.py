@@ -1,8 +1,10 @@
-"""Compiler hints beyond multiple_of & co.: `tl.assume` (llvm.intr.assume), `tl.debug_barrier`
-(gpu.barrier: counted by the membar pass, bar.sync on the GPU), and `tl.range`'s keyword
-hints (`num_stages`, `loop_unroll_factor`, `flatten`, `disallow_acc_multi_buffer`,
-`warp_specialize`) — each in TTIR, in PTX that ptxas assembles, in the interpreter and
-(marker `gpu`) on the GPU against numpy."""
+"""The rest of triton.language's surface: compiler hints beyond multiple_of & co.
+(`tl.assume` -> llvm.intr.assume, `tl.debug_barrier` -> gpu.barrier: counted by the membar
+pass, bar.sync on the GPU), `tl.range`'s keyword hints (`num_stages`, `loop_unroll_factor`,
+`flatten`, `disallow_acc_multi_buffer`, `warp_specialize`), and upstream's leniencies
+(a callee's constexpr annotation given a runtime value; `x.type`, `.element_ty`) — each
+in TTIR, in PTX that ptxas assembles, in the interpreter and (marker `gpu`) on the GPU
+against numpy."""
 
 from __future__ import annotations
 
@@ -112,3 +114,34 @@ def test_range_keywords(mode):
         chunk = x[i : i + 32]
         want[: len(chunk)] += chunk
     np.testing.assert_array_equal(y, want)
+
+
+# --------------------------------------------------------------------------- upstream's leniency
+
+
+@tritium.jit
+def _masked_row(ptr, offs_m: tl.constexpr, N_CTX: tl.constexpr, BLOCK: tl.constexpr):
+    # as upstream's fused-attention tutorial: `offs_m` and `N_CTX` are annotated constexpr
+    # but receive runtime values; the annotation is not checked for a callee
+    return tl.load(ptr + offs_m, mask=offs_m < N_CTX, other=-1.0)
+
+
+@tritium.jit
+def lenient_kernel(X, Y, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    p = X + offs
+    tl.static_assert(p.type.element_ty == X.dtype)  # a block of pointers: its element type
+    tl.static_assert(X.type.element_ty == tl.float32)  # a scalar pointer: the pointee
+    tl.static_assert(X.dtype.element_ty == tl.float32)
+    tl.static_assert(p.type.shape == offs.shape)
+    tl.static_assert(offs.shape[0] == BLOCK and offs.numel == BLOCK)
+    tl.static_assert(offs.type.is_block() and not N.type.is_block())
+    tl.store(Y + offs, _masked_row(X, offs, N, BLOCK), mask=offs < N)
+
+
+def test_callee_constexpr_leniency_and_type_attributes(mode):
+    n = 100
+    x = np.arange(n, dtype=np.float32)
+    y = np.zeros(n, np.float32)
+    lenient_kernel[(2,)](x, y, n, BLOCK=64)
+    np.testing.assert_array_equal(y, x)
