@@ -534,6 +534,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     def _python_builtin(self, fn, args, kwargs, node):
         name = fn.__name__
+        if name == "isinstance" and len(args) == 2 and not kwargs:
+            return self._isinstance(*args)
         if any(isinstance(a, tensor) for a in args) or any(
             isinstance(v, tensor) for v in kwargs.values()
         ):
@@ -553,6 +555,19 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             print(*vals, **kw)
             return constexpr(None)
         return _wrap_const(fn(*vals, **kw))
+
+    @staticmethod
+    def _isinstance(obj, classes):
+        """Python's `isinstance` on any value, tensors too (`isinstance(p, tl.tensor)`,
+        `isinstance(d, tl.tensor_descriptor)`); a compile-time value is also a
+        `tl.constexpr`, as upstream."""
+        cls = unwrap(classes)
+        cls = tuple(unwrap(c) for c in cls) if isinstance(cls, tuple) else cls
+        if isinstance(obj, constexpr) and any(
+            c is constexpr for c in (cls if isinstance(cls, tuple) else (cls,))
+        ):
+            return constexpr(True)
+        return constexpr(isinstance(obj if isinstance(obj, tensor) else unwrap(obj), cls))
 
     def is_jit_function(self, fn) -> bool:
         """Whether `fn` is a `@jit` function, which `call_jit` inlines (the builtins that take

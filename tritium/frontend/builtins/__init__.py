@@ -17,6 +17,7 @@ combine.py's combine functions, being `@jit` functions, also need the `jit` deco
     linear_algebra.py  dot                         hints.py       multiple_of, max_contiguous, ...,
                                                                   assume, debug_barrier
     inline_asm.py      inline_asm_elementwise
+    tensor_descriptor.py  make_tensor_descriptor, tensor_descriptor (.load / .store), ...
     debug.py           static_assert, static_print, device_assert, device_print
     atomic.py          atomic_add, ..., atomic_cas
     reduction.py       reduce, sum, max, min, argmax, argmin, xor_sum
@@ -99,6 +100,12 @@ from tritium.frontend.builtins.shape import (
     trans,
     view,
 )
+from tritium.frontend.builtins.tensor_descriptor import (
+    load_tensor_descriptor,
+    make_tensor_descriptor,
+    store_tensor_descriptor,
+    tensor_descriptor,
+)
 
 __all__ = [
     "abs",
@@ -143,9 +150,11 @@ __all__ = [
     "inline_asm_elementwise",
     "is_builtin",
     "load",
+    "load_tensor_descriptor",
     "log",
     "log2",
     "make_block_ptr",
+    "make_tensor_descriptor",
     "max",
     "max_constancy",
     "max_contiguous",
@@ -166,8 +175,10 @@ __all__ = [
     "static_assert",
     "static_print",
     "store",
+    "store_tensor_descriptor",
     "sum",
     "tanh",
+    "tensor_descriptor",
     "to",
     "trans",
     "umulhi",
