@@ -505,6 +505,11 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             return _wrap_const(
                 fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
             )
+        if fn in (pybuiltins.tuple, pybuiltins.list) and len(args) == 1 and not kwargs:
+            # `tl.tuple([a, b])` (upstream's tuple type is Python's tuple here), `tuple(t)`
+            seq = args[0] if isinstance(args[0], tuple) else unwrap(args[0])
+            if isinstance(seq, (tuple, list)):
+                return tuple(_wrap_const(v) for v in seq)
         if getattr(fn, "__name__", None) in _PY_BUILTINS_OK and fn is getattr(
             pybuiltins, fn.__name__, None
         ):

@@ -1,5 +1,7 @@
 """`import tritium.language as tl`: the Triton language, with upstream's names."""
 
+import builtins as _builtins
+
 from tritium.frontend.builtins import (  # noqa: F401
     abs,
     advance,
@@ -110,6 +112,9 @@ from tritium.frontend.iterators import range, static_range  # noqa: F401
 from tritium.frontend.standard import cdiv, sigmoid, softmax, swizzle2d  # noqa: F401
 
 bool = int1  # noqa: A001
+# upstream's `tl.tuple`: a kernel's tuples are Python tuples (`tl.tuple([a, b])`,
+# `isinstance(t, tl.tuple)`)
+tuple = _builtins.tuple  # noqa: A001
 
 
 class PropagateNan:
