@@ -145,3 +145,33 @@ def test_callee_constexpr_leniency_and_type_attributes(mode):
     y = np.zeros(n, np.float32)
     lenient_kernel[(2,)](x, y, n, BLOCK=64)
     np.testing.assert_array_equal(y, x)
+
+
+# --------------------------------------------------------------------------- static_*
+
+
+@tritium.jit
+def statics_kernel(Y, N: tl.constexpr):
+    acc = tl.zeros((8,), tl.int32)
+    for i in tl.static_range(10, 0, -3):  # 10, 7, 4, 1: unrolled, i a constexpr
+        acc += i
+    for j in tl.static_range(N):
+        tl.static_assert(j < N, "j in range")
+        acc += tl.full((8,), j, tl.int32)
+    tl.static_print("acc is", acc, N, sep="|")
+    tl.store(Y + tl.arange(0, 8), acc)
+
+
+@tritium.jit
+def failing_static_assert(N: tl.constexpr):
+    tl.static_assert(N == 4, f"N is {N}")
+
+
+def test_static_range_print_assert(mode, capsys):
+    y = np.zeros(8, np.int32)
+    statics_kernel[(1,)](y, 3)
+    np.testing.assert_array_equal(y, np.full(8, 10 + 7 + 4 + 1 + 0 + 1 + 2))
+    if mode == "interp":  # compiled once per mode (the cache may serve the other)
+        assert "acc is|int32[8]|3" in capsys.readouterr().out
+    with pytest.raises(tritium.CompilationError, match="static_assert failed: N is 3"):
+        failing_static_assert[(1,)](3)
