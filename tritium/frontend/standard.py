@@ -121,14 +121,15 @@ def _int_type(dt):
 
 
 @constexpr_function
-def _unit_shape(rank, axis):
-    return tuple(2 if d == axis else 1 for d in range(rank))
+def _other_axes(rank, axis):
+    return tuple(d for d in range(rank) if d != axis)
 
 
 @KernelSource
 def _indicator(rank: constexpr, axis: constexpr):
-    """0 / 1 by the index along `axis`, shaped to broadcast against a rank-`rank` tensor."""
-    return tl.reshape(tl.arange(0, 2), _unit_shape(rank, axis))
+    """0 / 1 by the index along `axis`, shaped to broadcast against a rank-`rank` tensor
+    (expand_dims of a range: index math the backend recomputes in any layout)."""
+    return tl.expand_dims(tl.arange(0, 2), _other_axes(rank, axis))
 
 
 @KernelSource
