@@ -133,3 +133,14 @@ def test_batched_dot_assembles(ptxas, tmp_path, kind):
     src.write_text(ck.asm["ptx"])
     subprocess.run([ptxas, "-arch=sm_89", str(src), "-o", str(tmp_path / "k.cubin")],
                    check=True, capture_output=True)  # fmt: skip
+
+
+@pytest.mark.parametrize("fp8", ["fp8e4nv", "fp8e5"])
+def test_batched_fp8_dot_assembles(ptxas, tmp_path, fp8):
+    consts = {"B": 4, "M": 16, "N": 16, "K": 32, "OUT": tl.float32, "PRECISION": "ieee",
+              "BF16": False, "ACC": False}  # fmt: skip
+    ck = tritium.compile(bmm_kernel, f"*{fp8},*{fp8},*fp32,i32,i32,i32,i32", consts, stop="ptx")
+    src = tmp_path / "k.ptx"
+    src.write_text(ck.asm["ptx"])
+    subprocess.run([ptxas, "-arch=sm_89", str(src), "-o", str(tmp_path / "k.cubin")],
+                   check=True, capture_output=True)  # fmt: skip

@@ -35,8 +35,14 @@ def _normalize_int(value: int, width: int) -> int:
     return value - (1 << width) if value >= 1 << (width - 1) else value
 
 
+_FP32_MIN_NORMAL = 2.0**-126
+_FP32_MAX = (2 - 2.0**-23) * 2.0**127
+
+
 def literal_dtype(value) -> dtype:
-    """The dtype a Python literal takes: bool -> int1, int -> int32/uint32/int64/uint64, float -> fp32."""
+    """The dtype a Python number takes (upstream's `to_tensor`): bool -> int1, int ->
+    int32/uint32/int64/uint64 by range, float -> fp32, or fp64 when its magnitude is outside
+    fp32's normal range (0, inf and nan stay fp32)."""
     if isinstance(value, bool):
         return core.int1
     if isinstance(value, numbers.Integral):
@@ -51,7 +57,10 @@ def literal_dtype(value) -> dtype:
             return core.uint64
         raise SemanticError(f"integer literal {v} does not fit in 64 bits")
     if isinstance(value, numbers.Real):
-        return core.float32
+        a = abs(float(value))
+        if a in (0.0, math.inf) or a != a or _FP32_MIN_NORMAL <= a <= _FP32_MAX:
+            return core.float32
+        return core.float64
     raise SemanticError(f"{type(value).__name__} values cannot be used in a kernel")
 
 
@@ -129,6 +138,13 @@ class Semantic(MemoryOps, BlockPtrOps, AtomicOps, MathOps, ShapeOps):
     def computation_type(
         self, a: dtype, a_lit: bool, b: dtype, b_lit: bool, div_or_mod: bool
     ) -> dtype:
+        if a.is_fp8() and b.is_fp8() and a != b:
+            return core.float16  # as upstream: two different fp8 formats meet in fp16
+        if a.is_fp8() and (b.is_fp8() or b_lit) or b.is_fp8() and a_lit:
+            raise SemanticError(
+                f"no arithmetic on {a if a.is_fp8() else b} values: cast them to tl.float16 or "
+                "tl.float32 first (fp8 is a storage and tl.dot format)"
+            )
         if a_lit != b_lit:
             lit, ten = (a, b) if a_lit else (b, a)
             if lit.kind() <= ten.kind():
@@ -178,6 +194,14 @@ class Semantic(MemoryOps, BlockPtrOps, AtomicOps, MathOps, ShapeOps):
                 if lit and v < 0 and ret.is_int_unsigned():
                     raise SemanticError(
                         "cannot combine an unsigned tensor with a negative literal; cast one of them explicitly"
+                    )
+                if lit and ret.is_int() and not (
+                    ret.get_int_min_value() <= v <= ret.get_int_max_value()
+                ):  # as upstream: never a silent wrap (`x_i8 + 300`)
+                    raise SemanticError(
+                        f"scalar {v} is out of range for type {ret} "
+                        f"([{ret.get_int_min_value()}, {ret.get_int_max_value()}]); "
+                        "cast the tensor to a wider type first"
                     )
             lhs_t = self.scalar_constant(lhs, ret) if lhs_lit else self.cast(lhs_t, ret)
             rhs_t = self.scalar_constant(rhs, ret) if rhs_lit else self.cast(rhs_t, ret)
@@ -334,6 +358,8 @@ class Semantic(MemoryOps, BlockPtrOps, AtomicOps, MathOps, ShapeOps):
             raise SemanticError(
                 "fp_downcast_rounding applies only to casts from a wider to a narrower float type"
             )
+        if src.is_fp8() or to.is_fp8():
+            return self._cast_fp8(x, to, res_ty, fp_downcast_rounding)
         if src.is_floating() and to.is_floating():
             if fp_downcast_rounding is not None:
                 return tensor(b.result(tt.FpToFpOp(h, rt, fp_downcast_rounding)), res_ty)
@@ -373,6 +399,24 @@ class Semantic(MemoryOps, BlockPtrOps, AtomicOps, MathOps, ShapeOps):
                 raise SemanticError(f"only a 64-bit integer can be cast to a pointer, not {src}")
             return tensor(b.result(tt.IntToPtrOp(h, rt)), res_ty)
         raise SemanticError(f"cannot cast {src} to {to}")
+
+    def _cast_fp8(self, x: tensor, to: dtype, res_ty, rounding: str | None) -> tensor:
+        """Casts to and from fp8 are `tt.fp_to_fp` (fp16 / bf16 / fp32 on the other side;
+        downcasts round to nearest even unless `fp_downcast_rounding` says "rtz"); fp64,
+        integers and the other fp8 format go through fp32 / fp16 first, exactly."""
+        src = x.dtype
+        other = to if src.is_fp8() else src
+        if other.is_fp8():  # fp8 -> fp8: the fp16 upcast is exact
+            return self.cast(self.cast(x, core.float16), to, rounding)
+        if not other.is_floating() or other.is_fp64():
+            mid = core.float32
+            if src.is_fp8():
+                return self.cast(self.cast(x, mid), to)
+            return self.cast(self.cast(x, mid), to, rounding)
+        if to.is_fp8() and rounding is None:
+            rounding = "rtne"
+        op = tt.FpToFpOp(x.handle, res_ty.to_ir(), rounding if to.is_fp8() else None)
+        return tensor(self.b.result(op), res_ty)
 
     def bitcast(self, x: tensor, to: dtype) -> tensor:
         src = x.dtype

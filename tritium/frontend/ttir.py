@@ -15,10 +15,12 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
 from tritium.errors import CompilationError, SourceLoc
+from tritium.frontend import param_annotations
 from tritium.frontend.builder import Builder
 from tritium.frontend.codegen import CodeGenerator
-from tritium.frontend.core import constexpr, dtype, tensor
+from tritium.frontend.core import constexpr, dtype, pointer_type, tensor
 from tritium.frontend.semantic import Semantic
+from tritium.frontend.semantic_errors import SemanticError
 from tritium.ir import tt
 from tritium.ir.locations import file_loc
 
@@ -47,7 +49,10 @@ def ast_to_ttir(fn, spec: KernelSpec, debug: bool = False) -> tuple[ModuleOp, se
                 SourceLoc(fn.file, fn.line, 1),
             )
     runtime = [n for n in fn.arg_names if n in spec.types]
-    arg_types = [spec.types[n].to_ir() for n in runtime]
+    try:
+        arg_types = [spec.types[n].to_ir() for n in runtime]
+    except SemanticError as e:  # a type no target has (fp8e4b15, ...)
+        raise CompilationError(str(e), SourceLoc(fn.file, fn.def_line, 1)) from None
     arg_attrs = [
         {"tt.divisibility": IntegerAttr(16, 32)} if n in spec.divisible_by_16 else {}
         for n in runtime
@@ -56,10 +61,14 @@ def ast_to_ttir(fn, spec: KernelSpec, debug: bool = False) -> tuple[ModuleOp, se
     def_loc = file_loc(fn.file, fn.def_line, 1)
     func.location = def_loc
     scope: dict = {}
+    _, const = param_annotations.param_types(fn)
     for n, a in zip(runtime, func.body.block.args):
         a.name_hint = n
         a.location = file_loc(fn.file, fn.def_line, 1, n)
-        scope[n] = tensor(a, spec.types[n])
+        ty = spec.types[n]
+        if n in const and ty.is_ptr() and not ty.is_block_ptr():  # `x_ptr: tl.const`
+            ty = pointer_type(ty.element_ty, ty.address_space, const=True, origin=n)
+        scope[n] = tensor(a, ty)
     for n, v in spec.constants.items():
         scope[n] = v if isinstance(v, constexpr) else constexpr(v)
     builder = Builder()

@@ -1,5 +1,6 @@
 """`tt` ops that compute across a tensor or beyond `arith`/`math`: `tt.reduce`, `tt.scan`,
-`tt.dot`, `tt.precise_divf`, `tt.precise_sqrt`, `tt.mulhiui`, and `tt.assert`."""
+`tt.dot`, `tt.precise_divf`, `tt.precise_sqrt`, `tt.mulhiui`, `tt.extern_elementwise`, and
+`tt.assert`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from xdsl.ir import Attribute, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
+    ParsePropInAttrDict,
     VarConstraint,
     irdl_op_definition,
     operand_def,
@@ -54,6 +56,7 @@ from tritium.ir.types import (
     element_type,
     i1,
     is_float,
+    is_fp8,
     is_int,
     shape_of,
 )
@@ -235,9 +238,10 @@ class DotOp(IRDLOperation):
         _check(a[-1] == b[-2], f"tt.dot: inner dimensions differ ({a[-1]} vs {b[-2]})")
         _check(c[-2:] == (a[-2], b[-1]), "tt.dot: accumulator shape must be M x N")
         _check(self.d.type == self.c.type, "tt.dot: result type must equal the accumulator's")
+        ea, eb = element_type(self.a.type), element_type(self.b.type)
         _check(
-            element_type(self.a.type) == element_type(self.b.type),
-            "tt.dot: operand element types differ",
+            ea == eb or (is_fp8(ea) and is_fp8(eb)),
+            "tt.dot: operand element types differ (only two fp8 formats may mix)",
         )
 
     @classmethod
@@ -337,6 +341,36 @@ class MulhiUIOp(_FloatBinary):
 
     def verify_(self) -> None:
         _check(is_int(self.x.type), "tt.mulhiui: operands must be integers")
+
+
+@irdl_op_definition
+class ExternElementwiseOp(IRDLOperation):
+    """`tt.extern_elementwise %x {libname = "", libpath = "", pure = true, symbol =
+    "__nv_tanhf"} : (tensor<8xf32>) -> tensor<8xf32>`: a libdevice function by its symbol
+    (`tl.extra.libdevice`); the backend implements each symbol itself (no bitcode)."""
+
+    name = "tt.extern_elementwise"
+    srcs = var_operand_def()
+    result = result_def()
+    libname = prop_def(StringAttr)
+    libpath = prop_def(StringAttr)
+    symbol = prop_def(StringAttr)
+    pure = prop_def(BoolAttr)
+    traits = traits_def(Pure())
+    assembly_format = "$srcs attr-dict `:` functional-type($srcs, $result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, srcs: list[SSAValue], result_type: Attribute, symbol: str):
+        super().__init__(
+            operands=[srcs],
+            result_types=[result_type],
+            properties={
+                "libname": StringAttr(""),
+                "libpath": StringAttr(""),
+                "pure": BoolAttr.from_bool(True),
+                "symbol": StringAttr(symbol),
+            },
+        )
 
 
 # --------------------------------------------------------------------------- assert

@@ -13,6 +13,7 @@ from tritium.codegen.lower import (  # noqa: F401  (registration by import)
     elementwise,
     gather,
     histogram,
+    libdevice,
     local_memory,
     math_ops,
     memory,

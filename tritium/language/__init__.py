@@ -79,8 +79,14 @@ from tritium.frontend.builtins import (  # noqa: F401
 from tritium.frontend.core import (  # noqa: F401
     bfloat16,
     block_type,
+    const,
     constexpr,
     dtype,
+    float8e4b8,
+    float8e4b15,
+    float8e4nv,
+    float8e5,
+    float8e5b16,
     float16,
     float32,
     float64,
@@ -89,6 +95,7 @@ from tritium.frontend.core import (  # noqa: F401
     int16,
     int32,
     int64,
+    pi32_t,
     pointer_type,
     tensor,
     uint8,
@@ -111,7 +118,6 @@ from tritium.frontend.standard import (  # noqa: F401
 )
 
 bool = int1  # noqa: A001
-float8e5 = None  # fp8 types are not supported yet
 
 
 class PropagateNan:
@@ -120,3 +126,4 @@ class PropagateNan:
 
 
 from tritium.frontend import math_namespace as math  # noqa: E402,F401
+from tritium.language import extra  # noqa: E402,F401
