@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import bench_utils as bu
-from bench_core import DEVICE, Bench, guarded_rows
+from bench_core import DEVICE, Bench, guarded_rows, kernel
 
 HEADS, SEQ = 32, 4096  # B * H, S
 # (BLOCK_M, BLOCK_N, num_warps, num_stages)
@@ -53,11 +53,7 @@ def kernel_for(impl: str, name: str):
     """tritium's kernel, or a fresh upstream twin ("upstream": default, "upstream-mma2":
     to be compiled under mma_sync_only)."""
     if impl == "tritium":
-        import importlib
-
-        return getattr(importlib.import_module("examples.flash_attention"), name, None) or (
-            getattr(importlib.import_module("examples.matmul_fp16_grouped"), name)
-        )
+        return kernel("tritium", name)
     import upstream_kernels
 
     return upstream_kernels.fresh(name)

@@ -83,7 +83,7 @@ def test_forward_ptx_is_what_attention_needs(causal, ptxas):
     assert len(loops) == 2
     for body in loops:
         ops = re.findall(r"^\s*(?:@%p\d+ )?([a-z][\w.]*)", body, re.M)
-        count = lambda prefix: sum(op.startswith(prefix) for op in ops)  # noqa: E731
+        count = lambda prefix, ops=ops: sum(op.startswith(prefix) for op in ops)  # noqa: E731
         assert count("mma.sync") == 64  # (16 x 64 per warp: 32 for Q K^T, 32 for P V)
         assert count("bar.sync") == 1  # the wait's: no smem round trip for P or K
         assert count("st.shared") == 0 and count("ld.shared") == 0
