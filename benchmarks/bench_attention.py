@@ -25,7 +25,7 @@ from bench_core import DEVICE, Bench, guarded_rows, kernel
 
 HEADS, SEQ = 32, 4096  # B * H, S
 # (BLOCK_M, BLOCK_N, num_warps, num_stages)
-FWD_CONFIGS = ((128, 64, 8, 3), (64, 64, 4, 3), (128, 64, 4, 3))
+FWD_CONFIGS = ((128, 64, 8, 3), (64, 64, 4, 3), (64, 64, 4, 2), (128, 64, 8, 2))
 BWD_CONFIGS = ((64, 64, 4, 3), (64, 128, 8, 3))
 GEMM_CONFIGS = ((128, 128, 64, 8, 8, 3), (128, 128, 32, 8, 4, 4), (128, 256, 32, 8, 8, 3))
 

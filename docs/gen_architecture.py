@@ -137,7 +137,7 @@ def render() -> str:
     ttgir = ttgir_snaps[-1][1]
     llir = kernel.asm["llir"]
     ptx = kernel.asm["ptx"]
-    meta = kernel.metadata
+    meta = kernel.metadata.to_dict()
     params = ", ".join(f"`{p['name']}: {p['type']}`" for p in meta["params"])
     asm_loads = len(re.findall(r"call \S+ asm sideeffect .*ld\.global", llir))
     return "\n".join(
@@ -172,7 +172,9 @@ def render() -> str:
             "`tritium/codegen/` | [codegen](../tritium/codegen/ARCHITECTURE.md) |",
             "| launch, caches, interpreter | `runtime.launcher.Launcher`, `runtime.interpreter` | "
             "`tritium/runtime/` | [runtime](../tritium/runtime/ARCHITECTURE.md) |",
-            "| saved kernels | `aot.metadata`, `aot.c_wrapper`, `tritium.load_ptx` | "
+            "| `@jit`, specialisation, `kernel[grid]` | `jit.jit.JITFunction`, `jit.specialize`, "
+            "`jit.launch` | `tritium/jit/` | [jit](../tritium/jit/ARCHITECTURE.md) |",
+            "| saved kernels | `runtime.metadata`, `aot.c_wrapper`, `tritium.load_ptx` | "
             "`tritium/aot/` | [cli](cli.md) |",
             "",
             "The rest of this page follows one kernel, vector add, through every stage. It is",
@@ -244,7 +246,8 @@ def render() -> str:
             "## 7. Running it",
             "",
             "`kernel[grid](x, y, out, n)` keys a dict of ready launchers by the arguments'",
-            "kinds; `runtime.launcher.Launcher` loads the PTX once (`cuModuleLoadData`), packs",
+            "kinds (`jit/specialize.py`); `runtime.launcher.Launcher` loads the PTX once",
+            "(`cuModuleLoadData`), packs",
             "the arguments into a pre-built buffer and calls `cuLaunchKernel` with",
             f"{meta['num_warps'] * meta['threads_per_warp']} threads per block. Compiled kernels",
             "are cached on disk (`runtime/cache.py`). Ahead of time, `tritium compile -o add.ptx",

@@ -9,18 +9,17 @@ import re
 import pytest
 
 import tests.codegen.kernels_control  # noqa: F401  (registers its cases)
-from tests.codegen.kernels import B1, CASES, UPSTREAM, module
-from tritium.codegen import llir_to_ptx, lower_to_llvm, tools
+from tests.codegen.kernels import B1, CASES, UPSTREAM, lower_ttgir, module
+from tritium.codegen import llir_to_ptx, tools
 from tritium.codegen.lower.context import LOWERINGS
 from tritium.codegen.lower.shape import register_map
 from tritium.codegen.ptx import optimize
 from tritium.ir.layouts import linear_layout
-from tritium.ir.parser import parse_module
 from tritium.ir.ttg import BlockedEncodingAttr, SliceEncodingAttr
 
 
 def lower(text: str):
-    return lower_to_llvm(parse_module(text))
+    return lower_ttgir(text)
 
 
 # --------------------------------------------------------------------------- signature

@@ -25,14 +25,12 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
+from tritium.analysis.allocation import shared_total
 from tritium.analysis.axis_info import AxisInfoAnalysis
 from tritium.codegen import lower  # noqa: F401  (registers the op lowerings)
-from tritium.codegen.allocation import read_allocation
-from tritium.codegen.local_membar import local_barrier_points
 from tritium.codegen.lower.context import FunctionLowering
 from tritium.codegen.lower.control_flow import lower_function_body
 from tritium.codegen.lower.types import i32, llvm_type, signature_type
-from tritium.codegen.membar import barrier_points
 from tritium.ir.tt import FuncOp
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -84,10 +82,6 @@ def lower_to_llvm(module: ModuleOp) -> tuple[str, dict]:
     )
 
     ctx = FunctionLowering(m, fn, num_warps, threads_per_warp, axis=AxisInfoAnalysis(func))
-    alloc = read_allocation(module)
-    ctx.smem_offsets = alloc.offsets
-    ctx.barrier_points = barrier_points(func, alloc)
-    ctx.local_barrier_points = local_barrier_points(func)
     params = []
     for i, (t, arg) in enumerate(zip(arg_types, fn.args)):
         arg.name = re.sub(r"[^\w.]", "_", _arg_name(func, i))
@@ -103,7 +97,7 @@ def lower_to_llvm(module: ModuleOp) -> tuple[str, dict]:
         "name": name,
         "num_warps": num_warps,
         "threads_per_warp": threads_per_warp,
-        "shared": alloc.total,
+        "shared": shared_total(module),
         "params": params,
     }
     return str(parsed), metadata

@@ -5,7 +5,7 @@
       -> per 8 halves (16 bytes, contiguous in global memory and in the tile):
          cp.async.cg.shared.global [ $0 + 0 ], [ $1 + 0 ], 0x10, $2;    ($2 = m ? 16 : 0)
     %g = ttg.async_commit_group          -> cp.async.commit_group;
-    %w = ttg.async_wait {num = 2 : i32}  -> cp.async.wait_group 2; bar.sync 0;
+    %w = ttg.async_wait {num = 2 : i32}  -> cp.async.wait_group 2;   (then gpu.barrier: bar.sync 0)
 
 A masked-off element is zero-filled (source size 0, nothing read), which is why the
 pipeliner only moves loads whose `other` is absent or zero. 16-byte copies use `.cg`
@@ -16,9 +16,10 @@ software pipeliner decided with) and what the tile allows (tile_addressing.py); 
 shared store (correct, not asynchronous).
 
 Tokens carry no data: each is the constant 0. `cp.async.wait_group N` only covers the
-calling thread's copies, so the wait is followed by `bar.sync`: after it every thread's
-copies of the waited-for groups are visible, and every read issued before it is done. A
-copy into a stage that was read since the last barrier gets one first (local_membar.py).
+calling thread's copies, so the membar pass puts a `gpu.barrier` right after each wait:
+after it every thread's copies of the waited-for groups are visible, and every read issued
+before it is done. A copy into a stage that was read since the last barrier gets one
+first (tritium.analysis.membar).
 """
 
 from __future__ import annotations
@@ -26,12 +27,11 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from tritium.analysis.shared_bytes import element_bytes
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
-from tritium.codegen.lower.local_memory import local_sync
-from tritium.codegen.lower.shared import barrier, smem_pointer, store_shared
+from tritium.codegen.lower.shared import smem_pointer, store_shared
 from tritium.codegen.lower.tile_addressing import TileAddressing
 from tritium.codegen.lower.types import i32, memory_type
-from tritium.codegen.scratch import element_bytes
 from tritium.ir.arith import constant_value
 from tritium.ir.shared_layout import memdesc_tile
 
@@ -48,7 +48,6 @@ def async_copy(ctx: FunctionLowering, op: Operation) -> None:
     if op.other is not None and constant_value(op.other) not in (0, 0.0):
         raise unsupported(op, "async copies zero-fill masked elements: `other` must be 0")
     b = ctx.builder
-    local_sync(ctx, op)
     # the pointers' layout, the buffer's element size (not a pointer's 8 bytes)
     mem = op.result_buf.type
     acc = TileAddressing(
@@ -111,7 +110,6 @@ def async_commit_group(ctx: FunctionLowering, op: Operation) -> None:
 @lowers("ttg.async_wait")
 def async_wait(ctx: FunctionLowering, op: Operation) -> None:
     _asm(ctx, f"cp.async.wait_group {op.num};", "~{memory}", [])
-    barrier(ctx)
     ctx.set(op.result, [TOKEN])
 
 

@@ -186,10 +186,7 @@ class FunctionLowering:
         self.values: dict[SSAValue, list[ir.Value]] = {}
         self._strings: dict[str, ir.GlobalVariable] = {}
         self.block_map: dict[Block, ir.Block] = {}  # tt.func blocks (control_flow.py)
-        self.smem_offsets: dict[Operation, int] = {}  # scratch byte offsets (allocation.py)
-        self.barrier_points: set[tuple[int, int]] = set()  # where bar.sync goes (membar.py)
-        # (id(op), access) of tile accesses that need a bar.sync first (local_membar.py)
-        self.local_barrier_points: set[tuple[int, int]] = set()
+        self.pending_barrier: Operation | None = None  # a gpu.barrier for this op (shared.py)
 
     # ----------------------------------------------------------------- values
 

@@ -28,7 +28,7 @@ from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, unsupported
 from tritium.codegen.lower.ldmatrix import LdmatrixReader
-from tritium.codegen.lower.local_memory import load_registers, local_sync, read_by_mma
+from tritium.codegen.lower.local_memory import load_registers, read_by_mma
 from tritium.codegen.lower.registers import register_index
 from tritium.codegen.lower.types import f32, i32
 from tritium.ir.layouts import LinearLayout
@@ -136,8 +136,6 @@ def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
         raise unsupported(op, "batched (3D) dots are not supported on mma")
     la, lb, lc = ctx.layout(op.a.type), ctx.layout(op.b.type), ctx.layout(op.d.type)
     a, bb = _Operand(ctx, op.a), _Operand(ctx, op.b)
-    for k in range(int(a.tile is not None) + int(bb.tile is not None)):
-        local_sync(ctx, op, k)  # the tiles are read here (local_membar.py)
     acc = list(ctx.get(op.c))
     try:
         steps = mma_steps(la, lb, lc, shape_of(op.a.type)[1], instr_k, per_word)

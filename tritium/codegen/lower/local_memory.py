@@ -8,15 +8,13 @@
       -> ld.shared.v4.b32 per 8 halves contiguous in the tile (ldmatrix for mma operands:
          ldmatrix.py)
     ttg.local_store %x, %s  /  ttg.local_alloc %x
-      -> bar.sync; st.shared.v4.b32 ...; bar.sync
+      -> st.shared.v4.b32 ...
 
 Addresses inside a tile: `TileAddressing` (tile_addressing.py).
 
-Barriers: `local_membar.py` says which tile accesses need a `bar.sync` first (a read after
-a write, a write after a read or write of the same allocation since the last barrier).
-`local_alloc` without a source and `local_dealloc` are barriers: the allocator lets such
-a buffer share bytes with other ops' scratch used before or after it.
-Async copies into tiles and their waits are in async_copy.py.
+Barriers are `gpu.barrier` ops the membar pass placed (tritium.analysis.membar): before a
+tile access racing with an earlier one, and before a `local_alloc` without a source and
+a `local_dealloc`. Async copies into tiles and their waits are in async_copy.py.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.ldmatrix import try_ldmatrix
-from tritium.codegen.lower.shared import barrier, load_shared, store_shared
+from tritium.codegen.lower.shared import load_shared, store_shared
 from tritium.codegen.lower.tile_addressing import addressing
 from tritium.codegen.lower.types import i32, llvm_type
 from tritium.ir.ttg_mma import (
@@ -51,29 +49,18 @@ def local_alloc(ctx: FunctionLowering, op: Operation) -> None:
         raise unsupported(op, "no allocation.offset: run allocate-shared-memory first")
     base = ir.Constant(i32, attr.value.data)
     ctx.set(op.result, [base])
-    if op.src is None:
-        barrier(ctx)  # the bytes may have been another op's scratch until now
-        return
-    local_sync(ctx, op)
-    store_tile(ctx, op.src, base, op.result.type)
+    if op.src is not None:
+        store_tile(ctx, op.src, base, op.result.type)
 
 
 @lowers("ttg.local_store")
 def local_store(ctx: FunctionLowering, op: Operation) -> None:
-    local_sync(ctx, op)
     store_tile(ctx, op.src, ctx.get1(op.dst), op.dst.type)
-
-
-def local_sync(ctx: FunctionLowering, op: Operation, access: int = 0) -> None:
-    """A bar.sync before `op`'s tile access number `access` when local_membar.py asks
-    (`ctx.local_barrier_points`, computed before lowering: module.py)."""
-    if (id(op), access) in ctx.local_barrier_points:
-        barrier(ctx)
 
 
 @lowers("ttg.local_dealloc")
 def local_dealloc(ctx: FunctionLowering, op: Operation) -> None:
-    barrier(ctx)  # every read of the buffer is done before its bytes serve another op
+    pass  # (the gpu.barrier before it ends the reads of the buffer: membar pass)
 
 
 @lowers("ttg.memdesc_index")
@@ -104,7 +91,6 @@ def store_tile(ctx: FunctionLowering, value, base: ir.Value, mem_type: MemDescTy
 @lowers("ttg.local_load")
 def local_load(ctx: FunctionLowering, op: Operation) -> None:
     _check_tile(ctx, op.result.type, op.src.type)
-    local_sync(ctx, op)
     if read_by_mma(op):
         return  # dot_mma.py reads the tile itself, step by step
     base = ctx.get1(op.src)
@@ -185,7 +171,6 @@ def _check_tile(ctx: FunctionLowering, tensor_type, mem_type) -> None:
 __all__ = [
     "load_registers",
     "load_tile",
-    "local_sync",
     "read_by_mma",
     "store_tile",
 ]

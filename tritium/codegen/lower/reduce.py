@@ -1,5 +1,5 @@
 """`tt.reduce`: within a thread, across lanes by butterfly shuffles, across warps through
-shared memory (the plan is `tritium.codegen.scratch.reduce_plan`).
+shared memory (the plan is `tritium.analysis.reduce_plan`).
 
     %m = "tt.reduce"(%x) <{axis = 0 : i32}> ({ ^bb0(%a: f32, %b: f32):
            %c = arith.maxnumf %a, %b : f32   tt.reduce.return %c : f32 })
@@ -24,10 +24,14 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from tritium.analysis.reduce_plan import ReducePlan, plan_for_reduce, row_major
+from tritium.analysis.shared_bytes import element_bytes
 from tritium.codegen.lower.context import FunctionLowering, lowers
 from tritium.codegen.lower.shared import (
+    barrier,
     load_shared,
     offset_value,
+    scratch_offset,
     shuffle_idx,
     shuffle_xor,
     store_shared,
@@ -36,7 +40,6 @@ from tritium.codegen.lower.shared import (
     vector_width,
 )
 from tritium.codegen.lower.types import i32, llvm_type
-from tritium.codegen.scratch import ReducePlan, element_bytes, plan_for_reduce, row_major
 from tritium.ir.types import is_tensor
 
 Values = tuple[ir.Value, ...]  # one register per operand
@@ -172,14 +175,14 @@ def _warp_partial(ctx: FunctionLowering, plan: ReducePlan) -> ir.Value | None:
 
 def _through_smem(ctx, op, plan: ReducePlan, groups, combine) -> None:
     b = ctx.builder
-    base = ctx.smem_offsets[op]
+    base = scratch_offset(op)
     types = [v.type for v in op.operands]
     offsets = plan.operand_offsets(types)
     sizes = [element_bytes(t) for t in types]
     n_out, n_part = plan.num_outputs, plan.partials
 
     # ---- write: slot(p, o) = p * n_out + lin(o)
-    sync(ctx, op, 0)
+    sync(ctx, op)  # the gpu.barrier before the op, if any
     pred = _writer_predicate(ctx, plan)
     strides = _out_strides(plan)
     thread_lin, _ = thread_offset(ctx, plan.src, strides)
@@ -203,7 +206,7 @@ def _through_smem(ctx, op, plan: ReducePlan, groups, combine) -> None:
                 store_shared(ctx, addr, [v], pred)
 
     # ---- read: every thread folds the partials of each of its result registers
-    sync(ctx, op, 1)
+    barrier(ctx)
     dst = plan.dst
     if dst is None:
         consts = [0]

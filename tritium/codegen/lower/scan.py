@@ -3,7 +3,7 @@
     %c = "tt.scan"(%x) <{axis = 0 : i32, reverse = false}> ({ ... arith.addi ... })
         : (tensor<1024xi32, #blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4]>>)
 
-The plan (`scratch.scan_plan`) splits the axis bits of the layout, from the lowest axis
+The plan (`tritium.analysis.scan_plan`) splits the axis bits of the layout, from the lowest axis
 position up, into chunk register bits, lane bits, warp bits and repetition register bits.
 Then, for every chunk of contiguous elements a thread holds:
 
@@ -27,11 +27,19 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from tritium.analysis.scan_plan import plan_for_scan
+from tritium.analysis.shared_bytes import align, element_bytes
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.reduce import _combiner
-from tritium.codegen.lower.shared import load_shared, shuffle_idx, store_shared, sync
+from tritium.codegen.lower.shared import (
+    barrier,
+    load_shared,
+    scratch_offset,
+    shuffle_idx,
+    store_shared,
+    sync,
+)
 from tritium.codegen.lower.types import i32, llvm_type
-from tritium.codegen.scratch import align, element_bytes, plan_for_scan
 
 Values = tuple[ir.Value, ...]
 Valid = bool | ir.Value  # known at compile time, or an i1
@@ -170,7 +178,7 @@ class _Scan:
         row_lane = b.and_(ctx.threads.lane, self.const(~lane_mask & 31))
         warp_rest = b.and_(ctx.threads.warp, self.const(~warp_mask & 0xFFFFFFFF))
         types = [s.type for s in self.op.srcs]
-        bases, base = [], ctx.smem_offsets[self.op]
+        bases, base = [], scratch_offset(self.op)
         for t in types:
             bases.append(base)
             base += align(plan.slots() * element_bytes(t))
@@ -179,11 +187,11 @@ class _Scan:
             slot = b.add(b.mul(b.add(self.const(gi * nw), warp), self.const(nl)), row_lane)
             return b.add(b.mul(slot, self.const(element_bytes(types[i]))), self.const(bases[i]))
 
-        sync(ctx, self.op, 0)
+        sync(ctx, self.op)  # the gpu.barrier before the op, if any
         for gi, g in enumerate(plan.groups):
             for i, x in enumerate(incl[g]):
                 store_shared(ctx, address(i, gi, ctx.threads.warp), [x], writer)
-        sync(ctx, self.op, 1)
+        barrier(ctx)
         wpos = self.field(ctx.threads.warp, plan.warps)
         prefixes, valid, tiles = {}, False, {}
         order = list(range(1 << len(plan.warps)))

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from tritium.analysis.convert_plan import Coord, register_map
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.types import i32
-from tritium.codegen.scratch import Coord, register_map
 
 
 def _gather(ctx: FunctionLowering, op: Operation, to_src: Callable[[Coord], Coord]) -> None:

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from tritium.analysis.shared_bytes import element_bytes
 from tritium.codegen.lower.context import FunctionLowering
 from tritium.codegen.lower.types import i32
-from tritium.codegen.scratch import element_bytes
 from tritium.ir.layouts import LinearLayout
 from tritium.ir.shared_layout import SharedTile, memdesc_tile
 from tritium.ir.ttg_mma import MemDescType
