@@ -105,3 +105,4 @@ class PropagateNan:
 
 
 from tritium.frontend import math_namespace as math  # noqa: E402,F401
+from tritium.language import extra  # noqa: E402,F401
