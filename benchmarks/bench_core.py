@@ -33,6 +33,7 @@ TRITIUM_KERNELS = {  # kernel name -> module defining its tritium version
     "attn_bwd_preprocess_kernel": "examples.flash_attention",
     "attn_bwd_dkdv_kernel": "examples.flash_attention",
     "attn_bwd_dq_kernel": "examples.flash_attention",
+    "matmul_lowp_kernel": "tritium_kernels",
 }
 
 

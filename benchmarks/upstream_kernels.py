@@ -30,6 +30,7 @@ SOURCES = {  # kernel name -> file defining its tritium version
     "attn_bwd_preprocess_kernel": "examples/flash_attention.py",
     "attn_bwd_dkdv_kernel": "examples/flash_attention.py",
     "attn_bwd_dq_kernel": "examples/flash_attention.py",
+    "matmul_lowp_kernel": "benchmarks/tritium_kernels.py",
 }
 
 
