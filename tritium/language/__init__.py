@@ -21,6 +21,7 @@ from tritium.frontend.builtins import (  # noqa: F401
     broadcast,
     broadcast_to,
     cast,
+    cat,
     ceil,
     clamp,
     constexpr_function,
@@ -41,7 +42,10 @@ from tritium.frontend.builtins import (  # noqa: F401
     fma,
     full,
     full_like,
+    gather,
+    histogram,
     inline_asm_elementwise,
+    join,
     load,
     load_tensor_descriptor,
     log,
@@ -63,6 +67,7 @@ from tritium.frontend.builtins import (  # noqa: F401
     reshape,
     rsqrt,
     sin,
+    split,
     sqrt,
     sqrt_rn,
     static_assert,
@@ -109,7 +114,17 @@ from tritium.frontend.core import (  # noqa: F401
     void,
 )
 from tritium.frontend.iterators import range, static_range  # noqa: F401
-from tritium.frontend.standard import cdiv, sigmoid, softmax, swizzle2d  # noqa: F401
+from tritium.frontend.standard import (  # noqa: F401
+    bitonic_merge,
+    cdiv,
+    flip,
+    interleave,
+    sigmoid,
+    softmax,
+    sort,
+    swizzle2d,
+    topk,
+)
 
 bool = int1  # noqa: A001
 # upstream's `tl.tuple`: a kernel's tuples are Python tuples (`tl.tuple([a, b])`,

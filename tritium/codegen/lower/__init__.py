@@ -12,6 +12,8 @@ from tritium.codegen.lower import (  # noqa: F401  (registration by import)
     convert_layout,
     dot,
     elementwise,
+    gather,
+    histogram,
     inline_asm,
     libdevice,
     local_memory,

@@ -10,10 +10,11 @@ core, ir, and one another downwards (scan -> reduction -> combine -> elementwise
 combine.py's combine functions, being `@jit` functions, also need the `jit` decorator:
 
     base.py            `@builtin`, `is_builtin`, argument checks, `constexpr_function`
-    creation.py        program_id, num_programs, arange, full, zeros, zeros_like, full_like
+    creation.py        program_id, num_programs, arange, full, zeros, zeros_like, full_like, cat
     memory.py          load, store                 block_ptr.py   make_block_ptr, advance
     elementwise.py     where, maximum, minimum, clamp, exp, log, sqrt, ..., fdiv, fma, umulhi
-    shape.py           cast, to, broadcast_to, expand_dims, reshape, view, ravel, permute, trans
+    shape.py           cast, to, broadcast_to, expand_dims, reshape, view, ravel, permute, trans,
+                       join, split
     linear_algebra.py  dot                         hints.py       multiple_of, max_contiguous, ...,
                                                                   assume, debug_barrier
     inline_asm.py      inline_asm_elementwise
@@ -21,7 +22,7 @@ combine.py's combine functions, being `@jit` functions, also need the `jit` deco
     debug.py           static_assert, static_print, device_assert, device_print
     atomic.py          atomic_add, ..., atomic_cas
     reduction.py       reduce, sum, max, min, argmax, argmin, xor_sum
-    scan.py            associative_scan, cumsum, cumprod
+    scan.py            associative_scan, cumsum, cumprod, histogram, gather
     combine.py         the combine region of reductions and scans, the standard combine functions
 """
 
@@ -39,6 +40,7 @@ from tritium.frontend.builtins.base import builtin, constexpr_function, is_built
 from tritium.frontend.builtins.block_ptr import advance, make_block_ptr
 from tritium.frontend.builtins.creation import (
     arange,
+    cat,
     full,
     full_like,
     num_programs,
@@ -87,15 +89,17 @@ from tritium.frontend.builtins.inline_asm import inline_asm_elementwise
 from tritium.frontend.builtins.linear_algebra import dot
 from tritium.frontend.builtins.memory import load, store
 from tritium.frontend.builtins.reduction import argmax, argmin, max, min, reduce, sum, xor_sum
-from tritium.frontend.builtins.scan import associative_scan, cumprod, cumsum
+from tritium.frontend.builtins.scan import associative_scan, cumprod, cumsum, gather, histogram
 from tritium.frontend.builtins.shape import (
     broadcast,
     broadcast_to,
     cast,
     expand_dims,
+    join,
     permute,
     ravel,
     reshape,
+    split,
     to,
     trans,
     view,
@@ -127,6 +131,7 @@ __all__ = [
     "broadcast_to",
     "builtin",
     "cast",
+    "cat",
     "ceil",
     "clamp",
     "constexpr_function",
@@ -148,7 +153,10 @@ __all__ = [
     "full",
     "full_like",
     "inline_asm_elementwise",
+    "gather",
+    "histogram",
     "is_builtin",
+    "join",
     "load",
     "load_tensor_descriptor",
     "log",
@@ -170,6 +178,7 @@ __all__ = [
     "reshape",
     "rsqrt",
     "sin",
+    "split",
     "sqrt",
     "sqrt_rn",
     "static_assert",
