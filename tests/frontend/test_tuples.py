@@ -210,3 +210,26 @@ def test_leaves_in_the_spec_and_the_key(ptxas, tmp_path):
     res = subprocess.run([ptxas, "-arch=sm_89", str(tmp_path / "k.ptx"), "-o",
                           str(tmp_path / "k.cubin")], capture_output=True, text=True)  # fmt: skip
     assert res.returncode == 0, res.stderr
+
+
+@tritium.jit
+def _tuple_in_runtime_control_flow(X, n, KIND: tl.constexpr):
+    t = (tl.load(X), tl.load(X + 1))
+    if KIND == 0:
+        for _ in range(n):
+            t = (t[1], t[0])
+    else:
+        if n > 0:
+            t = (t[1], t[0])
+    tl.store(X, t[0])
+
+
+@pytest.mark.parametrize("kind, message", [
+    (0, "`t` holds .* and cannot be re-assigned inside a runtime loop"),
+    (1, "`t` cannot be assigned a tuple inside a runtime `if`"),
+])  # fmt: skip
+def test_tuples_through_runtime_control_flow_are_refused(kind, message):
+    from tests.frontend.helpers import ttir
+
+    with pytest.raises(tritium.CompilationError, match=message):
+        ttir(_tuple_in_runtime_control_flow, "*i32,i32", {"KIND": kind})
