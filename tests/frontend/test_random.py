@@ -225,6 +225,25 @@ def test_randn_is_the_cosine_half_of_randn4x():
     np.testing.assert_array_equal(unif, u4[:n])
 
 
+@tritium.jit
+def seed_kinds_kernel(seed_ptr, out_ptr, N: tl.constexpr, SEED: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(out_ptr + i, tl.randint(SEED, i))  # a compile-time seed
+    tl.store(out_ptr + N + i, tl.randint(tl.load(seed_ptr), i))  # a seed read from memory
+    tl.store(out_ptr + 2 * N + i, tl.randint(7, i.to(tl.int64) + 2**33))  # a literal, i64 offsets
+
+
+def test_constexpr_literal_and_loaded_seeds():
+    n = 32
+    out = np.zeros(3 * n, np.uint32)
+    seed = np.array([-(2**60) + 3], np.int64)
+    seed_kinds_kernel[(1,)](seed, out, N=n, SEED=2**35 + 9)
+    np.testing.assert_array_equal(out[:n], ref.randint4x(2**35 + 9, np.arange(n))[0])
+    np.testing.assert_array_equal(out[n : 2 * n], ref.randint4x(int(seed[0]), np.arange(n))[0])
+    want = ref.randint4x(7, np.arange(n) + 2**33, offset_bits=64)[0]
+    np.testing.assert_array_equal(out[2 * n :], want)
+
+
 # ------------------------------------------------------------------ the float mapping
 def test_uint_to_uniform_float_edges():
     """The extreme words map inside [0, 1): 0 and 0xFFFFFFFF (-1) to 0, 0x7FFFFFFF and
