@@ -137,7 +137,7 @@ def render() -> str:
     ttgir = ttgir_snaps[-1][1]
     llir = kernel.asm["llir"]
     ptx = kernel.asm["ptx"]
-    meta = kernel.metadata
+    meta = kernel.metadata.to_dict()
     params = ", ".join(f"`{p['name']}: {p['type']}`" for p in meta["params"])
     asm_loads = len(re.findall(r"call \S+ asm sideeffect .*ld\.global", llir))
     return "\n".join(
@@ -166,11 +166,15 @@ def render() -> str:
             "`tritium/ir/` | [ir](../tritium/ir/ARCHITECTURE.md) |",
             "| TTIR -> TTIR, TTIR -> TTGIR | `passes.pipeline.run_ttir_passes`, `run_ttgir_passes` | "
             "`tritium/passes/` | [passes](../tritium/passes/ARCHITECTURE.md) |",
+            "| facts both read (axis info, ...) | `analysis.axis_info.AxisInfoAnalysis` | "
+            "`tritium/analysis/` | [analysis](../tritium/analysis/ARCHITECTURE.md) |",
             "| TTGIR -> LLVM IR -> PTX | `codegen.lower_to_llvm`, `codegen.ptx.llir_to_ptx` | "
             "`tritium/codegen/` | [codegen](../tritium/codegen/ARCHITECTURE.md) |",
             "| launch, caches, interpreter | `runtime.launcher.Launcher`, `runtime.interpreter` | "
             "`tritium/runtime/` | [runtime](../tritium/runtime/ARCHITECTURE.md) |",
-            "| saved kernels | `aot.metadata`, `aot.c_wrapper`, `tritium.load_ptx` | "
+            "| `@jit`, specialisation, `kernel[grid]` | `jit.jit.JITFunction`, `jit.specialize`, "
+            "`jit.launch` | `tritium/jit/` | [jit](../tritium/jit/ARCHITECTURE.md) |",
+            "| saved kernels | `runtime.metadata`, `aot.c_wrapper`, `tritium.load_ptx` | "
             "`tritium/aot/` | [cli](cli.md) |",
             "",
             "The rest of this page follows one kernel, vector add, through every stage. It is",
@@ -223,7 +227,8 @@ def render() -> str:
             "becomes the list of that thread's scalar registers (the mask here is "
             f"{len(re.findall(r' = icmp slt ', llir))} `icmp slt`), thread and block ids come "
             "from NVVM intrinsics, and",
-            f"loads and stores are inline PTX ({asm_loads} load instructions) so masked-off",
+            f"loads and stores are inline PTX ({asm_loads} load instructions, as wide as the",
+            "TTGIR's axis info allows: `AxisInfoAnalysis.vector_width`) so masked-off",
             "lanes never touch memory. The parameters are exactly the `tt.func` arguments:",
             f"{params}; `metadata` records the block ({meta['num_warps']} warps x "
             f"{meta['threads_per_warp']} threads) and {meta['shared']} bytes of shared memory.",
@@ -241,7 +246,8 @@ def render() -> str:
             "## 7. Running it",
             "",
             "`kernel[grid](x, y, out, n)` keys a dict of ready launchers by the arguments'",
-            "kinds; `runtime.launcher.Launcher` loads the PTX once (`cuModuleLoadData`), packs",
+            "kinds (`jit/specialize.py`); `runtime.launcher.Launcher` loads the PTX once",
+            "(`cuModuleLoadData`), packs",
             "the arguments into a pre-built buffer and calls `cuLaunchKernel` with",
             f"{meta['num_warps'] * meta['threads_per_warp']} threads per block. Compiled kernels",
             "are cached on disk (`runtime/cache.py`). Ahead of time, `tritium compile -o add.ptx",

@@ -9,7 +9,9 @@ import numpy as np
 
 
 def use_gpu() -> bool:
-    if os.environ.get("TRITIUM_INTERPRET", "0") not in ("", "0"):
+    from tritium import config
+
+    if config.interpret():
         return False
     try:
         from tritium.runtime.driver import gpu_available

@@ -67,6 +67,7 @@ def record(out: str, pytest_args: list[str]) -> int:
         return ptx
 
     llvm.TargetMachine.emit_assembly = emit_and_record
+    sys.path.insert(0, os.getcwd())  # as `python3 -m pytest` does: tests import `tests.*`
     os.environ["TRITIUM_CACHE_DIR"] = tempfile.mkdtemp(prefix="ptx-snapshot-cache-")
     return pytest.main(["-q", "-p", "no:cacheprovider", *pytest_args], plugins=[rec])
 

@@ -66,8 +66,10 @@ def failure(bug, **kw) -> str:
     return str(info.value)
 
 
-def test_a_right_kernel_passes():
-    check_copy("")
+def test_a_right_kernel_passes(monkeypatch):
+    monkeypatch.setenv("TRITIUM_INTERPRET", "0")
+    check_copy("")  # device="interpreter": TRITIUM_INTERPRET is 1 during the check only
+    assert not tritium.config.interpret()
 
 
 def test_unwritten_elements_are_found_and_shrunk():
@@ -175,9 +177,10 @@ def test_in_place_updates_scalars_and_several_outputs():
 
 
 def test_the_reproducer_runs_and_fails_the_same_way(monkeypatch):
-    monkeypatch.setenv("TRITIUM_INTERPRET", "1")  # (the reproducer sets it; restored after)
     msg = failure("last")
     code = msg.split("Reproducer:\n", 1)[1]
+    assert "# found in the interpreter: run with TRITIUM_INTERPRET=1" in code
+    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
     # a lambda cannot be imported: the reproducer says where it is; the reference can
     assert "# launch = ...  (paste `check_copy.<locals>.<lambda>` from " in code
     assert f"from {copy_reference.__module__} import copy_reference as reference" in code

@@ -29,15 +29,15 @@ def test_compile_returns_every_stage():
     assert ".target sm_89" in k.asm["ptx"]
     assert ".reqntid 128" in k.asm["ptx"]
     assert "ld.global.v4.b32" in k.asm["ptx"]
-    assert k.metadata["name"] == "add_kernel"
-    assert [p["name"] for p in k.metadata["params"]] == [
+    assert k.metadata.name == "add_kernel"
+    assert [p["name"] for p in k.metadata.params] == [
         "x_ptr",
         "y_ptr",
         "output_ptr",
         "n_elements",
     ]
-    assert [p["type"] for p in k.metadata["params"]] == ["*fp32", "*fp32", "*fp32", "i32"]
-    assert k.metadata["num_warps"] == 4
+    assert [p["type"] for p in k.metadata.params] == ["*fp32", "*fp32", "*fp32", "i32"]
+    assert k.metadata.num_warps == 4
 
 
 def test_mask_alignment_limits_vector_width():

@@ -199,7 +199,7 @@ def test_upstream_ttir_compiles_to_ptx(stem):
     assert f".reqntid {32 * UPSTREAM_CASES[stem].num_warps}" in ptx
     text = (UPSTREAM / f"{stem}.ttir").read_text()
     n_args = len(re.findall(r"%\w+: [^,)]+ loc\(", text.split(") attributes")[0]))
-    assert len(k.metadata["params"]) == n_args
+    assert len(k.metadata.params) == n_args
 
 
 @pytest.mark.parametrize("stem", UPSTREAM_TTIR)

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -25,8 +26,9 @@ import pytest
 
 import tritium.compiler as C
 from examples.vector_add import add_kernel
-from tritium.frontend.jit import JITFunction
-from tritium.frontend.specialize import build_spec
+from tritium.jit.jit import JITFunction
+from tritium.jit.specialize import build_spec
+from tritium.options import Options
 from tritium.runtime import cache
 from tritium.runtime.cache import KernelCache
 
@@ -42,7 +44,7 @@ def example_specs() -> list:
     real = C.compile_jit
 
     def record(fn, spec, opts, interpret=False):
-        seen.append((fn, spec, dict(opts)))
+        seen.append((fn, spec, Options.of(opts)))
         return real(fn, spec, opts, interpret)
 
     old = os.environ.get("TRITIUM_INTERPRET")
@@ -66,13 +68,12 @@ def example_specs() -> list:
 
 def stages(fn, spec, opts) -> dict:
     """Every stage's text, compiled from scratch (no cache), for sm_89."""
-    options = C.Options(
-        num_warps=opts.get("num_warps", 4), num_stages=opts.get("num_stages", 3), arch="sm_89"
-    )
+    options = dataclasses.replace(opts, arch="sm_89")
     module, _ = C.make_ttir(fn, spec, options, C.Dumper(None), None)
     asm = {"ttir": C.print_ir(module, locations=True)}
-    asm.update(C.lower(module, options, C.Dumper(None), None, stop="ptx"))
-    asm["metadata"] = json.dumps(asm.pop("_meta"), sort_keys=True)
+    lowered, facts = C.lower(module, options, C.Dumper(None), None, stop="ptx")
+    asm.update(lowered)
+    asm["metadata"] = json.dumps(facts, sort_keys=True)
     return asm
 
 
@@ -153,7 +154,7 @@ def _add_spec():
 
 
 def _entry(spec):
-    key = cache.kernel_key(add_kernel, spec, C.Options(arch="sm_89"))
+    key = C.cache_key(add_kernel, spec, Options(arch="sm_89"))
     return key, cache.cache_dir() / key[:2] / key
 
 
@@ -181,8 +182,8 @@ import os, sys, time, hashlib, pathlib
 import numpy as np
 from examples.vector_add import add_kernel
 from tritium.compiler import compile_jit
-from tritium.frontend.jit import JITFunction
-from tritium.frontend.specialize import build_spec
+from tritium.jit.jit import JITFunction
+from tritium.jit.specialize import build_spec
 go = pathlib.Path(sys.argv[1])
 while not go.exists():
     time.sleep(0.001)

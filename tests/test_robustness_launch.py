@@ -22,7 +22,7 @@ from examples.vector_add import add_kernel
 from tests.runtime.test_launcher import FakeDevice, add_launcher, fake_device_array
 from tritium.compiler import RegisterSpillWarning, compile_jit
 from tritium.errors import ArgumentError, KernelAssertionError, OutOfBoundsError
-from tritium.frontend.specialize import build_spec, launch_key
+from tritium.jit.specialize import build_spec, launch_key
 from tritium.runtime import cache
 from tritium.runtime.launcher import MAX_GRID, Launcher, check_grid
 
@@ -141,7 +141,7 @@ def test_metadata_records_the_alignment_each_pointer_was_compiled_for():
     ck = tritium.compile(
         add_kernel, "*fp32:16,*fp32,*fp32:16,i32:16", {"BLOCK_SIZE": 64}, stop="llir"
     )
-    div = {p["name"]: p.get("divisibility") for p in ck.metadata["params"]}
+    div = {p["name"]: p.get("divisibility") for p in ck.metadata.params}
     assert div == {"x_ptr": 16, "y_ptr": None, "output_ptr": 16, "n_elements": 16}
 
 
@@ -194,8 +194,8 @@ def test_jit_key_never_reuses_an_aligned_specialisation_for_misaligned_arrays():
     buf = np.zeros(80, np.float32)
     aligned, odd = buf[:64], buf[1:65]
     assert aligned.ctypes.data % 16 == 0 and odd.ctypes.data % 16 == 4
-    k_aligned = launch_key(add_kernel.kinds, [aligned, aligned, aligned, 64, 64])
-    k_odd = launch_key(add_kernel.kinds, [aligned, odd, aligned, 64, 64])
+    k_aligned = launch_key(add_kernel.kinds, [aligned, aligned, aligned, 64, 64], {}, True)
+    k_odd = launch_key(add_kernel.kinds, [aligned, odd, aligned, 64, 64], {}, True)
     assert k_aligned != k_odd  # a different runner, compiled for what it gets
     spec = build_spec(add_kernel, [aligned, odd, aligned, 64, 64])
     assert spec.divisible_by_16 == {"x_ptr", "output_ptr", "n_elements"}
@@ -345,12 +345,12 @@ def test_spills_warn_at_the_kernels_def_line(fake_ptxas):
     ) as rec:
         ck = tritium.compile(add_kernel, ADD_SIG, {"BLOCK_SIZE": 64}, stop="cubin")
     assert (rec[0].filename, rec[0].lineno) == (add_kernel.file, add_kernel.def_line)
-    assert ck.metadata["spill_stores"] == 96 and ck.metadata["registers"] == 255
+    assert ck.metadata.spill_stores == 96 and ck.metadata.registers == 255
     fake_ptxas.append("ptxas info    : Used 12 registers, 380 bytes cmem[0]\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ck = tritium.compile(add_kernel, ADD_SIG, {"BLOCK_SIZE": 64}, stop="cubin")
-    assert ck.metadata["registers"] == 12 and ck.metadata["spill_stores"] == 0
+    assert ck.metadata.registers == 12 and ck.metadata.spill_stores == 0
 
 
 def test_spills_warn_again_when_the_kernel_comes_from_the_cache(fake_ptxas, monkeypatch, tmp_path):
@@ -378,5 +378,5 @@ def test_real_ptxas_spills_are_reported(ptxas):
         ck = tritium.compile(
             spilling_kernel, "*fp32:16,*fp32:16", {"BLOCK": 4096}, num_warps=1, stop="cubin"
         )
-    assert ck.metadata["spill_stores"] > 0 and ck.metadata["registers"] > 200
+    assert ck.metadata.spill_stores > 0 and ck.metadata.registers > 200
     assert rec[0].lineno == spilling_kernel.def_line

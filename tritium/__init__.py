@@ -31,17 +31,26 @@ from tritium.errors import (  # noqa: E402,F401
 _LAZY = {
     "compile": ("tritium.compiler", "compile"),
     "CompiledKernel": ("tritium.compiler", "CompiledKernel"),
-    "jit": ("tritium.frontend.jit", "jit"),
-    "JITFunction": ("tritium.frontend.jit", "JITFunction"),
-    "autotune": ("tritium.frontend.autotune", "autotune"),
-    "Config": ("tritium.frontend.autotune", "Config"),
-    "heuristics": ("tritium.frontend.heuristics", "heuristics"),
+    "jit": ("tritium.jit.jit", "jit"),
+    "JITFunction": ("tritium.jit.jit", "JITFunction"),
+    "autotune": ("tritium.jit.autotune", "autotune"),
+    "Config": ("tritium.jit.autotune", "Config"),
+    "heuristics": ("tritium.jit.heuristics", "heuristics"),
     "load_ptx": ("tritium.aot_runtime", "load_ptx"),
     "to_device": ("tritium.runtime.arrays", "to_device"),
     "empty": ("tritium.runtime.arrays", "empty"),
     "zeros": ("tritium.runtime.arrays", "zeros"),
     "DeviceArray": ("tritium.runtime.arrays", "DeviceArray"),
 }
+
+
+# `tritium.jit` is both the `@jit` decorator and the package tritium/jit/. Importing a
+# package binds it as an attribute of its parent, once, when it is first loaded; so load the
+# (light) package now and drop that binding: `tritium.jit` is then the decorator (from
+# _LAZY), and `tritium.jit.launch` and friends import as usual.
+import tritium.jit as _jit_package  # noqa: E402
+
+del _jit_package, jit  # noqa: F821  (the binding the import made)
 
 
 def cdiv(x: int, y: int) -> int:

@@ -9,7 +9,7 @@
     add[(tritium.cdiv(n, 1024),)](x, y, out, n)   # numpy arrays, DeviceArrays, torch tensors
 
 This module imports `tritium.runtime.launcher` (numpy, ctypes, cuda-python) and
-`tritium.aot.metadata` (json): not xDSL, llvmlite or any of tritium's compiler packages,
+`tritium.runtime.metadata` (json): not xDSL, llvmlite or any of tritium's compiler packages,
 so a deployed program starts fast and needs only the runtime's dependencies.
 """
 
@@ -20,9 +20,9 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-from tritium.aot.metadata import check_metadata, read_metadata
 from tritium.errors import ArgumentError
 from tritium.runtime.launcher import Launcher
+from tritium.runtime.metadata import KernelMetadata, check_metadata, read_metadata
 
 __all__ = ["SavedKernel", "load_ptx"]
 
@@ -34,11 +34,11 @@ class SavedKernel:
     `kernel.run(grid, args, stream)` is the same without the closure."""
 
     def __init__(self, image: str | bytes, metadata: dict, path: str = "") -> None:
-        self.metadata = metadata
+        self.metadata = metadata  # the file's contents
         self.name: str = metadata["name"]
         self.path = path
         asm = {"cubin": image} if isinstance(image, bytes) else {"ptx": image}
-        self.launcher = Launcher(asm, metadata)
+        self.launcher = Launcher(asm, KernelMetadata.from_dict(metadata))
 
     @property
     def params(self) -> list[dict]:

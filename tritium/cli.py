@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
-import os
 import pathlib
 import sys
 import traceback
@@ -137,7 +136,7 @@ def _parse_constexpr(item: str):
 
 
 def _load_kernel(source: str):
-    from tritium.frontend.jit import JITFunction
+    from tritium.jit.jit import JITFunction
 
     path_str, _, kernel = source.partition(":") if not source.startswith(":") else (source, "", "")
     if len(path_str) == 1 and kernel and kernel[0] in "/\\":  # Windows drive letter
@@ -182,6 +181,7 @@ def _load_kernel(source: str):
 
 def cmd_compile(args) -> int:
     import tritium
+    from tritium.options import Options
 
     fn = _load_kernel(args.source)
     constexprs = dict(_parse_constexpr(c) for c in args.constexpr)
@@ -197,14 +197,14 @@ def cmd_compile(args) -> int:
     stop = emit
     if (args.meta or args.c_header) and emit in ("ttir", "ttgir", "llir"):
         stop = "ptx"  # the artifacts describe the PTX
+    options = Options(
+        num_warps=args.num_warps, num_stages=args.num_stages, arch=args.arch, debug=args.debug
+    )
     kernel = tritium.compile(
         fn,
         signature=args.signature if not isinstance(fn, str) else None,
         constexprs=constexprs,
-        num_warps=args.num_warps,
-        num_stages=args.num_stages,
-        arch=args.arch,
-        debug=args.debug,
+        options=options,
         dump_dir=args.dump_dir,
         timings=timings,
         stop=stop,
@@ -238,7 +238,7 @@ def cmd_compile(args) -> int:
 def _write_aot(args, kernel, constexprs: dict) -> None:
     """--meta and --c-header: the JSON metadata and the C wrapper of the kernel's PTX."""
     from tritium.aot.c_wrapper import write_c_wrapper
-    from tritium.aot.metadata import kernel_metadata, write_metadata
+    from tritium.runtime.metadata import kernel_metadata, write_metadata
 
     meta = kernel_metadata(kernel, signature=args.signature, constexprs=constexprs)
     if args.meta:
@@ -248,11 +248,12 @@ def _write_aot(args, kernel, constexprs: dict) -> None:
 
 
 def main(argv=None) -> int:
+    from tritium import config
     from tritium.errors import ArgumentError, CompilationError, TritiumError
 
     parser = _parser()
     args = parser.parse_args(argv)
-    show_tb = getattr(args, "traceback", False) or os.environ.get("TRITIUM_DEBUG")
+    show_tb = getattr(args, "traceback", False) or config.debug()
     try:
         return cmd_compile(args)
     except (UsageError, ArgumentError) as e:

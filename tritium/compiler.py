@@ -6,6 +6,12 @@
 Each arrow is a function with a typed input and output. `dump_dir` receives the source
 and the IR after every stage and pass, numbered in order (`03-ttir-cse.mlir`, ...), so
 neighbours can be diffed; `timings` collects seconds per stage and pass.
+
+One sequence, `compile_kernel(source, spec, options)`, serves both callers: `tritium.compile`
+(ahead of time: a signature string, or a .ttir file; never cached) and `compile_jit` (a
+launch's specialisation: through the compiled-kernel cache, or up to TTIR only for the
+interpreter). The result is a `CompiledKernel`: every stage's text in `asm` and a typed
+`KernelMetadata` (tritium/runtime/metadata.py) that the Launcher reads.
 """
 
 from __future__ import annotations
@@ -13,10 +19,14 @@ from __future__ import annotations
 import os
 import pathlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
+from tritium import config
 from tritium.errors import ArgumentError, CompilationError, TritiumError
+from tritium.frontend.kernel_source import KernelSource, stable_value
 from tritium.ir.printer import print_ir
+from tritium.options import Options
+from tritium.runtime.metadata import KernelMetadata
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
 STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin", "sass")
@@ -33,27 +43,6 @@ def target_arch(device_arch: str | None) -> str | None:
     cc = int(device_arch.removeprefix("sm_").rstrip("a"))
     fits = [a for a in ARCHS if int(a.removeprefix("sm_")) <= cc]
     return fits[-1] if fits else device_arch
-
-
-@dataclass
-class Options:
-    num_warps: int = 4
-    num_stages: int = 3
-    num_ctas: int = 1
-    threads_per_warp: int = 32
-    debug: bool = False
-    arch: str = "sm_89"
-
-    def __post_init__(self):
-        if self.arch not in ARCHS:
-            raise ArgumentError(f"unknown arch '{self.arch}'; choose one of {', '.join(ARCHS)}")
-        nw = self.num_warps
-        if not isinstance(nw, int) or nw < 1 or nw > 32 or nw & (nw - 1):
-            raise ArgumentError(f"num_warps must be a power of two between 1 and 32, got {nw!r}")
-
-    @property
-    def target(self) -> str:
-        return "cuda:" + self.arch.removeprefix("sm_")
 
 
 class Dumper:
@@ -83,15 +72,19 @@ class CompiledKernel:
 
     name: str
     asm: dict = field(default_factory=dict)
-    metadata: dict = field(default_factory=dict)
+    metadata: KernelMetadata = None  # type: ignore[assignment]
     runtime_params: list = field(default_factory=list)
     module: object = None  # the TTIR module (kept for the interpreter)
     interpret: bool = False
 
+    def __post_init__(self):
+        if self.metadata is None:
+            self.metadata = KernelMetadata(self.name)
+
     def make_runner(self, indices: list[int]):
         """A `run(grid, values, stream)` callable taking all parameter values in order."""
         if self.interpret:
-            from tritium.runtime.host_arrays import as_host_array
+            from tritium.runtime.array_kinds import as_host_array
             from tritium.runtime.interpreter import interpret
             from tritium.runtime.launcher import check_grid
 
@@ -117,7 +110,7 @@ class CompiledKernel:
                 except TritiumError as e:
                     raise _user_error(e) from None
 
-            run_direct.launcher = launcher  # type: ignore[attr-defined]  (launch_fast.py)
+            run_direct.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
             return run_direct
 
         def run_gpu(grid, vals, stream):
@@ -126,7 +119,7 @@ class CompiledKernel:
             except TritiumError as e:
                 raise _user_error(e) from None
 
-        run_gpu.launcher = launcher  # type: ignore[attr-defined]  (launch_fast.py)
+        run_gpu.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
         return run_gpu
 
     def __getitem__(self, grid):
@@ -139,7 +132,7 @@ class CompiledKernel:
 def _user_error(e: TritiumError) -> TritiumError:
     """`e` without the frames inside tritium (all of them with TRITIUM_DEBUG=1): a user
     sees their own call and the message, which names their kernel's FILE:LINE."""
-    if os.environ.get("TRITIUM_DEBUG", "0") not in ("", "0"):
+    if config.debug():
         return e
     return e.with_traceback(None)
 
@@ -156,13 +149,13 @@ def _timed(timings: dict | None, name: str):
     return _T()
 
 
-def make_ttir(fn, spec, options: Options, dumper: Dumper, timings: dict | None):
+def make_ttir(source: KernelSource, spec, options: Options, dumper: Dumper, timings: dict | None):
     from tritium.frontend.ttir import ast_to_ttir
     from tritium.passes.pipeline import run_ttir_passes
 
-    dumper.write("source", fn.src, "py")
+    dumper.write("source", source.src, "py")
     with _timed(timings, "frontend"):
-        module, deps = ast_to_ttir(fn, spec, debug=options.debug)
+        module, deps = ast_to_ttir(source, spec, debug=options.debug)
     dumper.module("ttir-frontend", module)
     run_ttir_passes(module, options, dump=dumper.module, timings=timings)
     return module, deps
@@ -170,8 +163,10 @@ def make_ttir(fn, spec, options: Options, dumper: Dumper, timings: dict | None):
 
 def lower(
     module, options: Options, dumper: Dumper, timings: dict | None, stop: str = "sass"
-) -> dict:
-    """TTIR module -> asm dict with ttgir, llir, ptx (and cubin / sass when the tools exist)."""
+) -> tuple[dict, dict | None]:
+    """TTIR module -> (asm with ttgir, llir, ptx (and cubin / sass when the tools exist),
+    codegen's launch facts: name, params, num_warps, threads_per_warp, shared, and ptxas's
+    register and spill counts; None when stopped before LLVM IR)."""
     from tritium.codegen import lower_to_llvm
     from tritium.codegen.ptx import llir_to_ptx
     from tritium.codegen.tools import assemble, disassemble
@@ -181,25 +176,23 @@ def lower(
     run_ttgir_passes(module, options, dump=dumper.module, timings=timings)
     asm["ttgir"] = print_ir(module, locations=True)
     if stop == "ttgir":
-        return asm
+        return asm, None
     with _timed(timings, "lower-to-llvm"):
-        llir, meta = lower_to_llvm(module)
+        llir, facts = lower_to_llvm(module)
     asm["llir"] = llir
-    asm["_meta"] = meta
     dumper.write("llir", llir, "ll")
     if stop == "llir":
-        return asm
+        return asm, facts
     with _timed(timings, "llvm-to-ptx"):
         asm["ptx"] = llir_to_ptx(llir, options.arch)
     dumper.write("ptx", asm["ptx"], "ptx")
     if stop == "ptx":
-        return asm
+        return asm, facts
     with _timed(timings, "ptxas"):
         res = assemble(asm["ptx"], options.arch)  # with -v: registers and spills
     cubin = None if res is None else res[0]
-    if res is not None and "_meta" in asm:
-        usage = {k: res[1][k] for k in ("registers", "spill_stores", "spill_loads")}
-        asm["_meta"] = {**asm["_meta"], **usage}
+    if res is not None:
+        facts = {**facts, **{k: res[1][k] for k in ("registers", "spill_stores", "spill_loads")}}
     if cubin is not None:
         asm["cubin"] = cubin
         if stop == "sass":
@@ -208,26 +201,26 @@ def lower(
             if sass is not None:
                 asm["sass"] = sass
                 dumper.write("sass", sass, "sass")
-    return asm
+    return asm, facts
 
 
-def warn_spills(fn, metadata: dict) -> None:
+def warn_spills(source, metadata: KernelMetadata) -> None:
     """A RegisterSpillWarning, located at the kernel's `def`, if ptxas spilled."""
-    stores, loads = metadata.get("spill_stores", 0), metadata.get("spill_loads", 0)
+    stores, loads = metadata.spill_stores, metadata.spill_loads
     if not (stores or loads):
         return
     import warnings
 
-    name = metadata.get("name", "?")
+    registers = "?" if metadata.registers is None else metadata.registers
     msg = (
-        f"kernel '{name}' spills registers to local memory ({stores} bytes spill stores, "
-        f"{loads} bytes spill loads; {metadata.get('registers', '?')} registers per thread at "
-        f"num_warps={metadata.get('num_warps', '?')}, {metadata.get('arch', '?')}): it will be "
+        f"kernel '{metadata.name}' spills registers to local memory ({stores} bytes spill "
+        f"stores, {loads} bytes spill loads; {registers} registers per thread at "
+        f"num_warps={metadata.num_warps}, {metadata.arch}): it will be "
         "slow; use smaller blocks or more warps"
     )
-    file, line = getattr(fn, "file", None), None
+    file, line = getattr(source, "file", None), None
     try:
-        line = fn.def_line if file else None
+        line = source.def_line if file else None
     except Exception:  # source not readable: fall back to a plain warning
         file = None
     if file and line:
@@ -252,133 +245,161 @@ def param_divisibility(module) -> dict:
     return out
 
 
-def _finish(
-    name, asm, module, runtime, options, interpret, divisibility=None, spec=None
-) -> CompiledKernel:
-    meta = dict(asm.pop("_meta", {}))
-    if spec is not None and "params" in meta:  # the IR is signless: u16 and i16 are both i16
-        meta["params"] = [
-            {**p, "type": spec.types[p["name"]].signature} if p["name"] in spec.types else p
-            for p in meta["params"]
-        ]
-    if divisibility and "params" in meta:  # the launcher checks pointers against these
-        meta["params"] = [
-            {**p, "divisibility": divisibility[p["name"]]} if p["name"] in divisibility else p
-            for p in meta["params"]
-        ]
-    meta.setdefault("name", name)
-    meta.setdefault("num_warps", options.num_warps)
-    meta.setdefault("threads_per_warp", options.threads_per_warp)
-    meta.setdefault("shared", 0)
-    meta["arch"] = options.arch
-    meta["num_stages"] = options.num_stages
-    meta["debug"] = options.debug
+def make_metadata(name: str, options: Options, facts: dict | None, spec, module) -> KernelMetadata:
+    """The KernelMetadata of a kernel compiled with `options`: codegen's `facts` (None when
+    stopped before LLVM IR), parameter types as the KernelSpec names them (the IR is
+    signless: u16 and i16 are both i16), and each pointer's `tt.divisibility`, which the
+    Launcher checks arguments against."""
     from tritium import __version__
 
-    meta["tritium_version"] = __version__
-    return CompiledKernel(
-        name=name,
-        asm=asm,
-        metadata=meta,
-        runtime_params=runtime,
-        module=module,
-        interpret=interpret,
+    facts = dict(facts or {})
+    params = facts.pop("params", [])
+    types = spec.types if spec is not None else {}
+    divisibility = param_divisibility(module)
+    params = [
+        {
+            **p,
+            **({"type": types[p["name"]].signature} if p["name"] in types else {}),
+            **({"divisibility": divisibility[p["name"]]} if p["name"] in divisibility else {}),
+        }
+        for p in params
+    ]
+    facts.setdefault("name", name)
+    facts.setdefault("num_warps", options.num_warps)
+    facts.setdefault("threads_per_warp", options.threads_per_warp)
+    return KernelMetadata(
+        params=params,
+        arch=options.arch,
+        num_stages=options.num_stages,
+        debug=options.debug,
+        tritium_version=__version__,
+        **facts,
     )
 
 
-def compile_jit(fn, spec, opts: dict, interpret: bool = False) -> CompiledKernel:
-    """Compile a JITFunction for the specialisation `spec` (used by launches)."""
-    try:
-        return _compile_jit(fn, spec, opts, interpret)
-    except TritiumError as e:
-        raise _user_error(e) from None
-
-
-def _compile_jit(fn, spec, opts: dict, interpret: bool) -> CompiledKernel:
-    debug = opts.get("debug", fn.debug)
-    arch = opts.get("arch")
-    if arch is None and not interpret:
-        from tritium.runtime.driver import current_arch
-
-        arch = target_arch(current_arch())
-    options = Options(
-        num_warps=opts.get("num_warps", 4),
-        num_stages=opts.get("num_stages", 3),
-        debug=bool(debug) if debug is not None else False,
-        arch=arch or "sm_89",
-    )
-    dumper = Dumper(os.environ.get("TRITIUM_DUMP_DIR"))
-    runtime = list(spec.types)
-    if interpret:
-        module, _ = make_ttir(fn, spec, options, dumper, None)
-        return _finish(
-            fn.__name__, {"ttir": print_ir(module, locations=True)}, module, runtime, options, True
-        )
+def cache_key(source: KernelSource, spec, options: Options) -> str | None:
+    """The compiled-kernel cache key of `source` specialised by `spec` under `options`:
+    its code's fingerprint (KernelSource.fingerprint), the KernelSpec, the options and
+    tritium's own source. None when something has no stable form (then it is not cached)."""
     from tritium.runtime import cache
 
-    key = cache.kernel_key(fn, spec, options)
-    hit = None if dumper.dir else cache.load_kernel(key)
-    if hit is not None:
-        warn_spills(fn, hit["metadata"])
-        return CompiledKernel(
-            name=fn.__name__, asm=hit["asm"], metadata=hit["metadata"], runtime_params=runtime
+    fingerprint = source.fingerprint()
+    if fingerprint is None:
+        return None
+    try:
+        return cache.key(
+            kernel=fingerprint,
+            types={n: str(t) for n, t in spec.types.items()},
+            constants={n: stable_value(v) for n, v in spec.constants.items()},
+            divisible_by_16=sorted(spec.divisible_by_16),
+            options=asdict(options),
+            tritium=cache.tritium_source_hash(),
         )
-    module, _ = make_ttir(fn, spec, options, dumper, None)
+    except TypeError:
+        return None
+
+
+def compile_kernel(
+    source: KernelSource | pathlib.Path,
+    spec,
+    options: Options,
+    *,
+    interpret: bool = False,
+    cache: bool = False,
+    dump_dir: str | os.PathLike | None = None,
+    timings: dict | None = None,
+    stop: str = "sass",
+) -> CompiledKernel:
+    """Compile `source` (a KernelSource with its KernelSpec, or a .ttir file's path with
+    spec None) through stage `stop`. `interpret`: stop at TTIR and keep the module for the
+    interpreter. `cache`: look the kernel up in the compiled-kernel cache first (not while
+    dumping) and store it there."""
+    from tritium.passes.pipeline import run_ttir_passes
+    from tritium.runtime import cache as kernel_cache
+
+    if stop not in STAGES:
+        raise ArgumentError(f"unknown stage '{stop}'; choose one of {', '.join(STAGES)}")
+    if options.arch not in ARCHS:
+        raise ArgumentError(f"unknown arch '{options.arch}'; choose one of {', '.join(ARCHS)}")
+    dumper = Dumper(dump_dir)
+    key = cache_key(source, spec, options) if cache and not interpret else None
+    if isinstance(source, KernelSource):
+        name, runtime = source.__name__, list(spec.types)
+        hit = None if dumper.dir else kernel_cache.load_kernel(key)
+        if hit is not None:
+            metadata = KernelMetadata.from_dict(hit["metadata"])
+            warn_spills(source, metadata)
+            return CompiledKernel(name, hit["asm"], metadata, runtime)
+        module, _ = make_ttir(source, spec, options, dumper, timings)
+    else:
+        module, name, runtime = _load_ttir_file(pathlib.Path(source), dumper)
+        run_ttir_passes(module, options, dump=dumper.module, timings=timings)
     asm = {"ttir": print_ir(module, locations=True)}
-    divisibility = param_divisibility(module)
-    asm.update(lower(module, options, dumper, None))
-    kernel = _finish(fn.__name__, asm, None, runtime, options, False, divisibility, spec)
-    cache.store_kernel(key, kernel.asm, kernel.metadata)
-    warn_spills(fn, kernel.metadata)
+    if interpret:
+        return CompiledKernel(name, asm, make_metadata(name, options, None, spec, module),
+                              runtime, module, interpret=True)  # fmt: skip
+    facts = None
+    if stop != "ttir":
+        lowered, facts = lower(module, options, dumper, timings, stop)
+        asm.update(lowered)
+    kernel = CompiledKernel(name, asm, make_metadata(name, options, facts, spec, module), runtime)
+    if key is not None:
+        kernel_cache.store_kernel(key, kernel.asm, kernel.metadata.to_dict())
+    warn_spills(source, kernel.metadata)
     return kernel
+
+
+def compile_jit(
+    source: KernelSource, spec, options: Options | dict, interpret: bool = False
+) -> CompiledKernel:
+    """Compile a launch's specialisation `spec` of `source` (the JIT's entry: cached, dumped
+    to $TRITIUM_DUMP_DIR when set; errors without tritium's frames)."""
+    try:
+        return compile_kernel(
+            source,
+            spec,
+            Options.of(options),
+            interpret=interpret,
+            cache=True,
+            dump_dir=config.dump_dir(),
+        )
+    except TritiumError as e:
+        raise _user_error(e) from None
 
 
 def compile(
     fn,
     signature=None,
     constexprs=None,
-    num_warps: int = 4,
-    num_stages: int = 3,
-    arch: str = "sm_89",
-    debug: bool = False,
+    *,
+    options: Options | None = None,
     dump_dir=None,
     timings: dict | None = None,
     stop: str = "sass",
+    **option_fields,
 ) -> CompiledKernel:
     """Compile `fn` (a `@jit` function, or a path to a `.ttir` file) ahead of time.
 
     `signature` maps runtime parameter names to types (`"*fp32:16"`: pointer to fp32,
     16-byte aligned; `"i32"`, `"i32:16"`: divisible by 16, `"i32:1"`: equal to 1), or is a
-    comma-separated string / list in parameter order. Never needs a GPU.
+    comma-separated string / list in parameter order. The options are an `Options`, or
+    its fields as keywords (`num_warps=8, arch="sm_90"`). Never needs a GPU.
     """
-    from tritium.frontend.jit import JITFunction
-    from tritium.frontend.specialize import parse_signature
+    from tritium.frontend.signature import parse_signature
 
-    if stop not in STAGES:
-        raise ArgumentError(f"unknown stage '{stop}'; choose one of {', '.join(STAGES)}")
-    options = Options(num_warps=num_warps, num_stages=num_stages, debug=debug, arch=arch)
-    dumper = Dumper(dump_dir)
-    spec = None
+    if options is None:
+        options = Options.of(option_fields)
+    elif option_fields:
+        raise ArgumentError(f"give either options= or {', '.join(option_fields)}, not both")
     if isinstance(fn, (str, os.PathLike)) and str(fn).endswith((".ttir", ".mlir")):
-        module, name, runtime = _load_ttir_file(pathlib.Path(fn), dumper)
-        from tritium.passes.pipeline import run_ttir_passes
-
-        run_ttir_passes(module, options, dump=dumper.module, timings=timings)
-    elif isinstance(fn, JITFunction):
-        spec = parse_signature(fn, signature, constexprs)
-        module, _ = make_ttir(fn, spec, options, dumper, timings)
-        name, runtime = fn.__name__, list(spec.types)
+        source, spec = pathlib.Path(fn), None
+    elif isinstance(fn, KernelSource):
+        source, spec = fn, parse_signature(fn, signature, constexprs)
     else:
         raise ArgumentError(
             f"tritium.compile needs a @tritium.jit function or a .ttir file, got {fn!r}"
         )
-    asm = {"ttir": print_ir(module, locations=True)}
-    divisibility = param_divisibility(module)
-    if stop != "ttir":
-        asm.update(lower(module, options, dumper, timings, stop))
-    kernel = _finish(name, asm, None, runtime, options, False, divisibility, spec)
-    warn_spills(fn, kernel.metadata)
-    return kernel
+    return compile_kernel(source, spec, options, dump_dir=dump_dir, timings=timings, stop=stop)
 
 
 def _ir_parse_error(text: str) -> CompilationError:

@@ -4,17 +4,18 @@
     gpu.run(ttgir_text, grid=(4,), args=[x, y, out, n])   # numpy arrays are copied in,
                                                           # launched on, and copied back
 
-It goes TTGIR -> lower_to_llvm -> llir_to_ptx (for the device's arch) -> cuModuleLoadData
--> cuLaunchKernel, so a failure points at the backend rather than at the runtime package.
+It goes TTGIR -> allocate-shared-memory, membar -> lower_to_llvm -> llir_to_ptx (for the
+device's arch) -> cuModuleLoadData -> cuLaunchKernel, so a failure points at the backend
+rather than at the runtime package.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from tritium.codegen import llir_to_ptx, lower_to_llvm
+from tests.codegen.kernels import lower_ttgir
+from tritium.codegen import llir_to_ptx
 from tritium.codegen.ptx import ARCHS
-from tritium.ir.parser import parse_module
 
 SCALARS = {
     "i1": np.int8,
@@ -71,7 +72,7 @@ class Gpu:
 
     def compile(self, ttgir: str):
         if ttgir not in self._kernels:
-            llir, meta = lower_to_llvm(parse_module(ttgir))
+            llir, meta = lower_ttgir(ttgir)
             ptx = llir_to_ptx(llir, self.arch)
             module = self.check(self.cu.cuModuleLoadData(ptx.encode() + b"\0"), "cuModuleLoadData")
             fn = self.check(

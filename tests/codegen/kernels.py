@@ -26,6 +26,18 @@ B2D = "\n".join(
 )
 
 
+def lower_ttgir(text: str) -> tuple[str, dict]:
+    """Hand-written TTGIR -> (LLVM IR, metadata), after the two TTGIR passes the backend
+    relies on, as `tritium.compile` runs them: allocate-shared-memory (offsets) and membar
+    (`gpu.barrier` ops)."""
+    from tritium.codegen import lower_to_llvm
+    from tritium.ir.parser import parse_module
+    from tritium.passes.pipeline import run_passes
+
+    m = run_passes(parse_module(text), ["allocate-shared-memory", "membar"])
+    return lower_to_llvm(m)
+
+
 def module(layouts: str, body: str, num_warps: int = 4) -> str:
     return (
         f"{layouts}\n"

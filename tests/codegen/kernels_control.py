@@ -476,8 +476,9 @@ def _advance_check(name: str, step: int):
 
 
 # With a step divisible by 16 the loop-carried pointers stay aligned: vector loads in both
-# loops. With an odd step, the optimistic assumption fails on the yield and the loops
-# are lowered again with scalar loads (a v4 load there would fault: misaligned).
+# loops (the axis info's fixed point over each loop keeps the pointers' divisibility).
+# With an odd step the carried pointers lose it: scalar loads (a v4 load there would
+# fault: misaligned).
 CASES["loop_pointers_aligned"] = Case(
     "loop_pointers_aligned",
     advance_kernel(" {tt.divisibility = 16 : i32}"),

@@ -19,7 +19,7 @@ import pytest
 
 from tritium.codegen.lower.dot_mma import mma_steps
 from tritium.codegen.lower.ldmatrix import ldmatrix_plan
-from tritium.codegen.lower.local_memory import TileAddressing
+from tritium.codegen.lower.tile_addressing import TileAddressing
 from tritium.ir.layouts import linear_layout
 from tritium.ir.shared_layout import operand_shared_encoding, tile_of
 from tritium.ir.ttg import BlockedEncodingAttr, blocked_layout

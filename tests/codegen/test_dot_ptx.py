@@ -113,7 +113,7 @@ def test_dot_ptx(kind, precision, a_order, b_order, block, warps, expect, ptxas)
     usage = tools.ptxas_usage(ptx, "sm_89")
     assert usage["local"] == 0 and usage["stack_frame"] == 0, usage["log"]
     assert usage["spill_stores"] == 0 and usage["spill_loads"] == 0, usage["log"]
-    assert k.metadata["shared"] > 0
+    assert k.metadata.shared > 0
 
 
 def test_fp16_epilogue_and_ttgir_shape():
@@ -165,7 +165,7 @@ def test_the_autotuned_example_configs_compile_for_sm_90(ptxas):
         assert ptx.count("cp.async.commit_group") == cfg.num_stages, cfg
         usage = tools.ptxas_usage(ptx, "sm_90")
         assert usage["local"] == 0 and usage["spill_stores"] == 0, (cfg, usage["log"])
-        assert k.metadata["shared"] <= 232448
+        assert k.metadata.shared <= 232448
 
 
 def test_upstreams_pipelined_ttgir_lowers_with_its_barriers(ptxas):
@@ -183,7 +183,7 @@ def test_upstreams_pipelined_ttgir_lowers_with_its_barriers(ptxas):
 
     path = pathlib.Path(__file__).parents[1] / "data" / "upstream" / "matmul_tiled_kernel.ttgir"
     module = parse_module(path.read_text())
-    run_passes(module, ["allocate-shared-memory", "allocate-shared-buffers"], ttgir=True)
+    run_passes(module, ["allocate-shared-memory", "membar"], ttgir=True)
     llir, meta = lower_to_llvm(module)
     ptx = llir_to_ptx(llir, "sm_89")
     ops = re.findall(r"^\s+(?:@%p\d+ )?([a-z][\w.:]*)", ptx, re.M)

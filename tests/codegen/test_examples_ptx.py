@@ -72,6 +72,6 @@ def test_example_compiles_to_ptx_ptxas_accepts(name, hints, ptxas):
     assert usage["local"] == 0 and usage["stack_frame"] == 0, usage["log"]
     assert usage["spill_stores"] == 0 and usage["spill_loads"] == 0, usage["log"]
     if name not in ("vector_add", "dropout"):  # (no reductions there)
-        assert "shfl.sync.bfly.b32" in k.asm["ptx"] and k.metadata["shared"] > 0
+        assert "shfl.sync.bfly.b32" in k.asm["ptx"] and k.metadata.shared > 0
     if hints and name != "causal_softmax":  # (causal: n_rows unaligned; rows still are)
         assert "ld.global.v4.b32" in k.asm["ptx"]

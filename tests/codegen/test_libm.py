@@ -33,10 +33,10 @@ def _module(emit) -> str:
     ctx = FunctionLowering(m, fn, 1, 32)
     b = ctx.builder
     loop, body, done = (fn.append_basic_block(n) for n in ("loop", "body", "done"))
-    ctx.entry_builder.branch(loop)
+    ctx.threads.entry_builder.branch(loop)
     b.position_at_end(loop)
     i = b.phi(i32)
-    i.add_incoming(ir.Constant(i32, 0), ctx.entry)
+    i.add_incoming(ir.Constant(i32, 0), ctx.threads.entry)
     b.cbranch(b.icmp_signed("<", i, fn.args[2]), body, done)
     b.position_at_end(body)
     x = b.load(b.gep(fn.args[0], [i], source_etype=f32), typ=f32)

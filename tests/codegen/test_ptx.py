@@ -8,16 +8,15 @@ import pytest
 import tests.codegen.kernels_control  # noqa: F401  (registers its cases)
 import tests.codegen.kernels_dtypes  # noqa: F401
 import tests.codegen.kernels_reduce  # noqa: F401
-from tests.codegen.kernels import CASES
-from tritium.codegen import llir_to_ptx, lower_to_llvm, tools
+from tests.codegen.kernels import CASES, lower_ttgir
+from tritium.codegen import llir_to_ptx, tools
 from tritium.codegen.ptx import ARCHS
-from tritium.ir.parser import parse_module
 
 NAMES = sorted(CASES)
 
 
 def compile_case(name: str, arch: str = "sm_89") -> str:
-    llir, _ = lower_to_llvm(parse_module(CASES[name].ttgir))
+    llir, _ = lower_ttgir(CASES[name].ttgir)
     return llir_to_ptx(llir, arch)
 
 

@@ -13,8 +13,9 @@ import pytest
 
 import tritium
 from tests.codegen import reduce_kernels as rk
+from tritium.analysis.reduce_plan import plan_for_reduce, reduce_plan
+from tritium.analysis.scratch import scratch_bytes
 from tritium.codegen import tools
-from tritium.codegen.scratch import plan_for_reduce, reduce_plan, scratch_bytes
 from tritium.ir import tt
 from tritium.ir.layouts import linear_layout
 from tritium.ir.parser import parse_module
@@ -38,7 +39,7 @@ def check_ptx(kernel, reduce_expected: bool = True):
     plans = [plan_for_reduce(op) for op in module.walk() if isinstance(op, tt.ReduceOp)]
     assert plans or not reduce_expected
     lanes = any(kind == "lane" for p in plans for kind, _ in p.in_warp)
-    smem = kernel.metadata["shared"] > 0
+    smem = kernel.metadata.shared > 0
     assert ("shfl.sync.bfly" in ptx) == lanes
     assert ("bar.sync" in ptx) == smem
     assert smem == any(scratch_bytes(op) for op in module.walk())
@@ -100,7 +101,7 @@ def test_softmax_ptx_is_upstream_shaped(ptxas):
     assert ptx.count("bar.sync") == 2
     assert ptx.count("ld.shared.v4.b32") == 2  # each thread reads the 4 warps' partials at once
     assert ptx.count("max.f32") == 7 + 5 + 3
-    assert k.metadata["shared"] == 32
+    assert k.metadata.shared == 32
 
 
 def test_reduction_in_a_loop_gets_a_barrier_before_reusing_smem(ptxas):
@@ -127,7 +128,7 @@ def test_transpose_goes_through_shared_memory(shape, ptxas):
     assert "ttg.convert_layout" in k.asm["ttgir"]
     ptx = check_ptx(k, reduce_expected=False)
     assert ptx.count("bar.sync") == 1
-    assert k.metadata["shared"] >= shape[0] * shape[1] * 4
+    assert k.metadata.shared >= shape[0] * shape[1] * 4
 
 
 # --------------------------------------------------------------------------- interpreter

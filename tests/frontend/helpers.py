@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tritium.frontend.specialize import parse_signature
+from tritium.frontend.signature import parse_signature
 from tritium.frontend.ttir import ast_to_ttir
 from tritium.ir import tt
 from tritium.ir.printer import print_ir

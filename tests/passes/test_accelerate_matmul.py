@@ -1,19 +1,16 @@
-"""accelerate-matmul, optimize-dot-operands, allocate-shared-buffers and the tile barriers,
-each on small TTGIR."""
+"""accelerate-matmul and optimize-dot-operands, each on small TTGIR (where the tiles go:
+tests/analysis/test_allocation.py; their barriers: tests/analysis/test_membar.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.passes.pass_helpers import run
-from tritium.codegen.local_membar import local_barrier_points
 from tritium.ir import tt
-from tritium.ir.parser import parse_module
 from tritium.ir.ttg import BlockedEncodingAttr
 from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
 from tritium.ir.types import encoding_of
 from tritium.passes.accelerate_matmul import warps_per_tile
-from tritium.passes.allocate_shared_buffers import allocate_shared_buffers
 
 BLOCKED = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>"
 
@@ -96,72 +93,3 @@ def test_operand_converts_become_shared_tiles():
         assert alloc.name == "ttg.local_alloc" and alloc.operands  # initialised from the load
         shared = load.operands[0].type.encoding
         assert shared.order == [1, 0] and shared.vec == 8  # 16-byte ldmatrix rows
-
-
-def _alloc_offsets(module):
-    return [
-        op.attributes["allocation.offset"].value.data
-        for op in module.walk()
-        if op.name == "ttg.local_alloc"
-    ]
-
-
-def test_buffers_live_until_the_dot_and_sit_above_scratch():
-    passes = ["accelerate-matmul", "remove-layout-conversions", "optimize-dot-operands"]
-    module, _ = run(dot_module(), passes + ["allocate-shared-memory"], ttgir=True)
-    scratch = module.attributes["ttg.shared"].value.data  # the epilogue's convert
-    assert scratch > 0
-    total = allocate_shared_buffers(module)
-    a, b = _alloc_offsets(module)
-    assert a >= scratch and b >= scratch and a != b  # both read by the dot: disjoint
-    assert total == max(a, b) + 64 * 32 * 2
-
-
-PIPELINED = """
-#b = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
-#mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
-#s = #ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
-#smem = #ttg.shared_memory
-module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:89", "ttg.threads-per-warp" = 32 : i32} {
-  tt.func public @k(%p: !tt.ptr<f16>, %n: i32) {
-    %c0 = arith.constant 0 : i32
-    %c1 = arith.constant 1 : i32
-    %c2 = arith.constant 2 : i32
-    %ptrs = tt.splat %p : !tt.ptr<f16> -> tensor<64x32x!tt.ptr<f16>, #b>
-    %buf = ttg.local_alloc : () -> !ttg.memdesc<3x64x32xf16, #s, #smem, mutable>
-    %s0 = ttg.memdesc_index %buf[%c0] : !ttg.memdesc<3x64x32xf16, #s, #smem, mutable> -> !ttg.memdesc<64x32xf16, #s, #smem, mutable>
-    %t0 = ttg.async_copy_global_to_local %ptrs, %s0 : tensor<64x32x!tt.ptr<f16>, #b> -> <64x32xf16, #s, #smem, mutable>
-    %g0 = ttg.async_commit_group tokens %t0
-    scf.for %i = %c0 to %n step %c1 : i32 {
-      %w = ttg.async_wait {num = 1 : i32}
-      %ins = arith.remsi %i, %c2 : i32
-      %sw = ttg.memdesc_index %buf[%ins] : !ttg.memdesc<3x64x32xf16, #s, #smem, mutable> -> !ttg.memdesc<64x32xf16, #s, #smem, mutable>
-      %t = ttg.async_copy_global_to_local %ptrs, %sw : tensor<64x32x!tt.ptr<f16>, #b> -> <64x32xf16, #s, #smem, mutable>
-      %g = ttg.async_commit_group tokens %t
-      %sr = ttg.memdesc_index %buf[%i] : !ttg.memdesc<3x64x32xf16, #s, #smem, mutable> -> !ttg.memdesc<64x32xf16, #s, #smem, mutable>
-      %x = ttg.local_load %sr : !ttg.memdesc<64x32xf16, #s, #smem, mutable> -> tensor<64x32xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
-      %y = ttg.local_load %sr : !ttg.memdesc<64x32xf16, #s, #smem, mutable> -> tensor<64x32xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
-      %u = ttg.async_copy_global_to_local %ptrs, %sw : tensor<64x32x!tt.ptr<f16>, #b> -> <64x32xf16, #s, #smem, mutable>
-      scf.yield
-    }
-    %wz = ttg.async_wait {num = 0 : i32}
-    ttg.local_dealloc %buf : !ttg.memdesc<3x64x32xf16, #s, #smem, mutable>
-    tt.return
-  }
-}
-"""
-
-
-def test_tile_barriers():
-    """Copies right after the wait need no barrier, nor do the reads after them (an async
-    write is synchronised by async_wait); a copy after reads of the same allocation does
-    (WAR)."""
-    module = parse_module(PIPELINED)
-    assert allocate_shared_buffers(module) == 3 * 64 * 32 * 2
-    assert _alloc_offsets(module) == [0]  # freed by local_dealloc, no scratch in its life
-    func = next(op for op in module.walk() if op.name == "tt.func")
-    needs = local_barrier_points(func)
-    flagged = sorted(op.name for op in module.walk() if (id(op), 0) in needs)
-    assert flagged == ["ttg.async_copy_global_to_local"]
-    last_copy = [op for op in module.walk() if op.name == "ttg.async_copy_global_to_local"][-1]
-    assert (id(last_copy), 0) in needs

@@ -6,10 +6,10 @@ import pytest
 from filecheck import filecheck
 from pass_helpers import DIV16, func, run, vector_add
 
+from tritium.analysis.axis_info import AxisInfoAnalysis
 from tritium.ir.parser import parse_module
 from tritium.ir.ttg import BlockedEncodingAttr
 from tritium.ir.types import encoding_of
-from tritium.passes.axis_info import AxisInfoAnalysis
 from tritium.passes.pipeline import run_passes
 
 

@@ -8,15 +8,16 @@ from collections import Counter
 
 import pytest
 
+from tritium.errors import ArgumentError
 from tritium.ir.parser import parse_module
 from tritium.ir.printer import print_ir
 from tritium.ir.ttg import BlockedEncodingAttr, num_warps_of
 from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
 from tritium.ir.types import encoding_of
+from tritium.options import Options
 from tritium.passes.pipeline import (
     TTGIR_PASSES,
     TTIR_PASSES,
-    PassOptions,
     PassPipelineError,
     run_passes,
     run_ttgir_passes,
@@ -69,16 +70,16 @@ def test_pass_names_are_listed_in_order():
 
 
 def test_options():
-    assert PassOptions.of(None) == PassOptions(4, 32, 1, "sm_89")
-    assert PassOptions.of({"num_warps": 8}).num_warps == 8
-    assert PassOptions.of(PassOptions(arch="sm_90")).target == "cuda:90"
-
-    class Opts:
-        num_warps = 2
-        arch = "sm_80"
-
-    o = PassOptions.of(Opts())
+    """The passes take the one `tritium.options.Options` (or a dict of its fields)."""
+    assert Options.of(None) == Options(4, 3, 1, 32, False, "sm_89")
+    assert Options.of({"num_warps": 8}).num_warps == 8
+    assert Options.of(Options(arch="sm_90")).target == "cuda:90"
+    o = Options.of({"num_warps": 2, "arch": "sm_80"})
     assert (o.num_warps, o.threads_per_warp, o.target) == (2, 32, "cuda:80")
+    with pytest.raises(ArgumentError, match="unknown option"):
+        Options.of({"num_wraps": 2})
+    with pytest.raises(ArgumentError, match="power of two"):
+        Options.of({"num_warps": 3})
 
 
 @pytest.mark.parametrize("name", COMPARED)

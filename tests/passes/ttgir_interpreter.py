@@ -6,16 +6,18 @@ the cross-thread hazards a GPU would race on.
 
 The interpreter runs one program at a time as if it were one thread; these handlers add
 the `ttg` memory ops (local_alloc / memdesc_index / async copies / commit / wait /
-local_load / local_store / local_dealloc) with the ordering rules of the GPU lowering:
+local_load / local_store / local_dealloc) and `gpu.barrier` with the ordering rules of
+the GPU:
 
 * a cp.async's data may land any time between its issue and the `async_wait` that
   covers its commit group: `landing="issue"` writes it at once, `landing="wait"` at the
   wait (a correct schedule computes the same in both);
-* `async_wait` (cp.async.wait_group + bar.sync), `local_alloc` without a source and
-  `local_dealloc` are barriers;
-* a read of a stage whose copy has not been waited for is a RAW race, and a copy into a
-  stage that some thread read since the last barrier is a WAR race: both raise
-  `HazardError`, as does a read of a stage nothing ever wrote.
+* only `gpu.barrier` (placed by the membar pass) synchronises threads: `async_wait` makes
+  the calling thread's copies land, other threads see them after the next barrier;
+* a read of a stage whose copy has not been waited for, or that was written (a store, a
+  local_alloc with a source, a waited copy) since the last barrier, is a RAW race; a write
+  or a copy into a stage that some thread read or wrote since the last barrier is a WAR
+  (WAW) race: all raise `HazardError`, as does a read of a stage nothing ever wrote.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import contextlib
 
 import numpy as np
 
+from tritium.ir.gpu import BarrierOp
 from tritium.ir.ttg_memory import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
@@ -51,6 +54,7 @@ class SharedModel:
         self.groups: list[list] = []  # committed, not yet waited for
         self.epoch = 0  # barriers so far
         self.last_read: dict = {}  # (id(slots), index) -> epoch of its last read
+        self.last_write: dict = {}  # (id(slots), index) -> epoch of its last (visible) write
         self.copies = self.waits = self.barriers = 0
 
     def barrier(self) -> None:
@@ -59,6 +63,18 @@ class SharedModel:
 
     def pending(self, slots, index) -> bool:
         return any(s is slots and i == index for g in [*self.groups, self.open] for s, i, _ in g)
+
+    def since_barrier(self, table: dict, slots, index) -> bool:
+        return table.get((id(slots), index), -1) >= self.epoch
+
+    def write(self, slots, index, what: str) -> None:
+        """A plain write of a stage: it must not race with reads or writes since the last
+        barrier."""
+        if self.since_barrier(self.last_read, slots, index):
+            raise HazardError(f"{what} into a stage read since the last barrier (WAR)")
+        if self.since_barrier(self.last_write, slots, index):
+            raise HazardError(f"{what} into a stage written since the last barrier (WAW)")
+        self.last_write[(id(slots), index)] = self.epoch
 
 
 _MODEL: list[SharedModel] = []
@@ -74,12 +90,11 @@ def _alloc(op, fc):
     n = op.result.type.get_shape()[0]
 
     def run(env, st):
-        _m().barrier()
         if src is None:
             env[out] = ([None] * n, None)
         else:
             env[out] = ([np.array(env[src])], 0)
-            _m().barrier()
+            _m().write(env[out][0], 0, "local_alloc")
 
     return run
 
@@ -106,8 +121,10 @@ def _copy(op, fc):
     def run(env, st):
         model = _m()
         slots, i = env[dst]
-        if model.last_read.get((id(slots), i), -1) >= model.epoch:
+        if model.since_barrier(model.last_read, slots, i):
             raise HazardError("async copy into a stage read since the last barrier (WAR)")
+        if model.since_barrier(model.last_write, slots, i):
+            raise HazardError("async copy into a stage written since the last barrier (WAW)")
         mask = env[m] if m is not None else None
         try:
             raw = st.mem.load(env[p], mask, sdt, "load")
@@ -145,8 +162,8 @@ def _wait(op, fc):
         while len(model.groups) > num:
             for slots, i, val in model.groups.pop(0):
                 slots[i] = val
+                model.last_write[(id(slots), i)] = model.epoch  # others: after a barrier
         model.waits += 1
-        model.barrier()
         env[out] = 0
 
     return run
@@ -160,6 +177,8 @@ def _load(op, fc):
         slots, i = env[src]
         if model.pending(slots, i):
             raise HazardError("local_load of a stage whose async copy was not waited for (RAW)")
+        if model.since_barrier(model.last_write, slots, i):
+            raise HazardError("local_load of a stage written since the last barrier (RAW)")
         if slots[i] is None:
             raise HazardError("local_load of a stage nothing wrote")
         model.last_read[(id(slots), i)] = model.epoch
@@ -173,9 +192,8 @@ def _store(op, fc):
 
     def run(env, st):
         slots, i = env[dst]
-        _m().barrier()
+        _m().write(slots, i, "local_store")
         slots[i] = np.array(env[src])
-        _m().barrier()
 
     return run
 
@@ -188,12 +206,19 @@ def _dealloc(op, fc):
         model = _m()
         if any(model.pending(slots, i) for i in range(len(slots))):
             raise HazardError("local_dealloc of a buffer with copies in flight")
-        model.barrier()
+
+    return run
+
+
+def _barrier(op, fc):
+    def run(env, st):
+        _m().barrier()
 
     return run
 
 
 HANDLERS = {
+    BarrierOp: _barrier,
     LocalAllocOp: _alloc,
     MemDescIndexOp: _index,
     AsyncCopyGlobalToLocalOp: _copy,

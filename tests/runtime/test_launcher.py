@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from tests.runtime.launcher_helpers import *  # noqa: F403
+from tritium.dtype_names import dtype_to_triton
 from tritium.errors import ArgumentError, LaunchError
-from tritium.runtime import driver, launcher
-from tritium.runtime.launcher import Launcher, Param, _bf16_bits, dtype_to_triton
+from tritium.runtime import array_kinds, driver
+from tritium.runtime.launcher import Launcher, Param, _bf16_bits
 
 # --------------------------------------------------------------------------- CPU tests
 
@@ -172,7 +173,7 @@ def test_pointer_kinds(fake):
     lau((1,), [x, y, None, 4])
     raw = fake.launches[-1]["raw"]
     assert [struct.unpack("<Q", r)[0] for r in raw[:3]] == [0x1000, 0x2000, 0]
-    assert launcher._POINTER_GETTERS[CAI] is launcher._cai_ptr  # registered: next call is fast
+    assert array_kinds.DEVICE_POINTERS[CAI] is array_kinds.KINDS["cai"].get_pointer  # next: fast
     lau((1,), [x, CAI(0x3000), x, 4])
     assert struct.unpack("<Q", fake.launches[-1]["raw"][1])[0] == 0x3000
 

@@ -23,7 +23,7 @@ are `int8_t`..`uint64_t`; `fp32` `float`, `fp64` `double`; `fp16` and `bf16` are
 their 16-bit patterns (`uint16_t`). A parameter whose name is a C keyword or clashes with
 the wrapper's own (`stream`, `gridX`, ...) gets a trailing `_`.
 
-The functions take what `metadata.kernel_metadata` returns, so a wrapper can be made
+The functions take what `tritium.runtime.metadata.kernel_metadata` returns, so a wrapper can be made
 from a saved `.ptx` + `.json` pair as well as right after compiling.
 """
 

@@ -12,6 +12,9 @@
 The kernel's parameters are exactly the tt.func's arguments (upstream appends two scratch
 pointers; tritium does not). `.reqntid` comes from an `!nvvm.annotations` entry, which
 LLVM 22 upgrades to the `"nvvm.reqntid"` function attribute.
+
+The analyses run first, on the TTGIR (axis info, shared-memory offsets, barrier points);
+then the function is lowered in one pass over its ops, reading their results.
 """
 
 from __future__ import annotations
@@ -22,14 +25,13 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
+from tritium.analysis.allocation import shared_total
+from tritium.analysis.axis_info import AxisInfoAnalysis
 from tritium.codegen import lower  # noqa: F401  (registers the op lowerings)
-from tritium.codegen.allocation import read_allocation
 from tritium.codegen.lower.context import FunctionLowering
-from tritium.codegen.lower.control_flow import RetryLowering, lower_function_body
-from tritium.codegen.lower.types import byte_size, i32, llvm_type, memory_type, signature_type
-from tritium.codegen.membar import barrier_points
+from tritium.codegen.lower.control_flow import lower_function_body
+from tritium.codegen.lower.types import i32, llvm_type, signature_type
 from tritium.ir.tt import FuncOp
-from tritium.ir.types import PointerType
 
 TRIPLE = "nvptx64-nvidia-cuda"
 # As LLVM's NVPTX target with --nvptx-short-ptr (ptx.py): 32-bit shared/const/local pointers.
@@ -61,16 +63,6 @@ def _arg_name(func: FuncOp, i: int) -> str:
 
 def lower_to_llvm(module: ModuleOp) -> tuple[str, dict]:
     """Lower a TTGIR module with one public `tt.func` to verified LLVM IR text + metadata."""
-    hints: dict[tuple[int, int], dict[int, int] | None] = {}
-    for _ in range(100):  # a loop assumption that failed is retried weaker (control_flow.py)
-        try:
-            return _lower(module, hints)
-        except RetryLowering as retry:
-            hints[retry.key] = retry.hint
-    raise AssertionError("loop assumptions did not settle")
-
-
-def _lower(module: ModuleOp, hints: dict) -> tuple[str, dict]:
     num_warps = _int_attr(module, "ttg.num-warps", 4)
     threads_per_warp = _int_attr(module, "ttg.threads-per-warp", 32)
     if threads_per_warp != 32:
@@ -89,27 +81,15 @@ def _lower(module: ModuleOp, hints: dict) -> tuple[str, dict]:
         m.add_metadata([fn, ir.MetaDataString(m, "reqntidx"), ir.Constant(i32, 32 * num_warps)])
     )
 
-    ctx = FunctionLowering(m, fn, num_warps, threads_per_warp)
-    ctx.loop_hints = hints
-    alloc = read_allocation(module)
-    ctx.smem_offsets = alloc.offsets
-    ctx.barrier_points = barrier_points(func, alloc)
+    ctx = FunctionLowering(m, fn, num_warps, threads_per_warp, axis=AxisInfoAnalysis(func))
     params = []
     for i, (t, arg) in enumerate(zip(arg_types, fn.args)):
         arg.name = re.sub(r"[^\w.]", "_", _arg_name(func, i))
         params.append({"name": _arg_name(func, i), "type": signature_type(t)})
-        div_attr = func.arg_attr(i, "tt.divisibility")
-        div = div_attr.value.data if isinstance(div_attr, IntegerAttr) else None
-        if isinstance(t, PointerType):
-            # Alignment in bytes: tt.divisibility, or at least the pointee's own size.
-            natural = byte_size(memory_type(t.pointee))
-            ctx.set_atom(arg, max(div or 1, natural))
-        else:
-            ctx.set_atom(arg, div or 1)
         ctx.set(func.body.blocks.first.args[i], [arg])
 
     first = lower_function_body(ctx, func.body)
-    ctx.entry_builder.branch(first)
+    ctx.threads.entry_builder.branch(first)
 
     parsed = llvm.parse_assembly(str(m))
     parsed.verify()
@@ -117,7 +97,7 @@ def _lower(module: ModuleOp, hints: dict) -> tuple[str, dict]:
         "name": name,
         "num_warps": num_warps,
         "threads_per_warp": threads_per_warp,
-        "shared": alloc.total,
+        "shared": shared_total(module),
         "params": params,
     }
     return str(parsed), metadata

@@ -11,12 +11,13 @@ checking PTX validity in tests (CI has ptxas), register use, and reading SASS.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+
+from tritium import config
 
 CUDA_BIN_DIRS = ("/usr/local/cuda/bin",)
 
@@ -26,7 +27,7 @@ class PtxasError(RuntimeError):
 
 
 def find_tool(name: str) -> str | None:
-    env = os.environ.get(f"TRITIUM_{name.upper()}")
+    env = config.tool(name)
     if env:
         return env
     found = shutil.which(name)

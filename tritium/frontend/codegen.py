@@ -14,9 +14,9 @@ import ast
 import builtins as pybuiltins
 import inspect
 import operator
-import os
 import types
 
+from tritium import config
 from tritium.errors import CompilationError, SourceLoc, UnsupportedSyntaxError
 from tritium.frontend import builtins as tlb
 from tritium.frontend import core
@@ -27,6 +27,7 @@ from tritium.frontend.codegen_control import ControlFlowMixin
 from tritium.frontend.core import constexpr, tensor, unwrap
 from tritium.frontend.iterators import range as tl_range
 from tritium.frontend.iterators import static_range
+from tritium.frontend.kernel_source import KernelSource
 from tritium.frontend.semantic import Semantic, SemanticError
 
 MAX_INLINE_DEPTH = 64
@@ -185,7 +186,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         except RecursionError:
             raise CompilationError("recursion too deep while compiling this kernel", loc) from None
         except Exception as e:
-            if os.environ.get("TRITIUM_DEBUG"):
+            if config.debug():
                 raise
             raise CompilationError(
                 f"internal compiler error: {type(e).__name__}: {e} (rerun with TRITIUM_DEBUG=1 for a traceback)",
@@ -526,9 +527,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
     def is_jit_function(self, fn) -> bool:
         """Whether `fn` is a `@jit` function, which `call_jit` inlines (the builtins that take
         one, such as `tl.reduce`, ask the generator they receive)."""
-        from tritium.frontend.jit import JITFunction
-
-        return isinstance(fn, JITFunction)
+        return isinstance(fn, KernelSource)
 
     def call_jit(self, fn, args, kwargs=None):
         """Inline the `@jit` function `fn` at the current insertion point; return its result."""

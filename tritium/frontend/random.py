@@ -31,7 +31,7 @@ from tritium.frontend import builtins as tl
 from tritium.frontend.builtins.base import builtin
 from tritium.frontend.core import constexpr, int32, int64, uint32, uint64, unwrap
 from tritium.frontend.iterators import static_range
-from tritium.frontend.jit import jit
+from tritium.frontend.kernel_source import KernelSource
 from tritium.frontend.semantic import SemanticError
 
 N_ROUNDS_DEFAULT = 10
@@ -63,7 +63,7 @@ def _check_int(x, what, _semantic=None, _generator=None):
     return constexpr(x.dtype.int_bitwidth)
 
 
-@jit
+@KernelSource
 def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """`n_rounds` rounds of Philox on the counter (c0, c1, c2, c3) with the key (k0, k1):
     all uint32 (Philox-4x32) or all uint64 (Philox-4x64). Returns the four words."""
@@ -92,7 +92,7 @@ def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     return c0, c1, c2, c3
 
 
-@jit
+@KernelSource
 def philox(seed, c0, c1, c2, c3, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """Philox on the counter (c0, c1, c2, c3) keyed by `seed`. 32-bit counters (of any
     signedness, reinterpreted as uint32) run Philox-4x32 with the key (low, high word of
@@ -120,7 +120,7 @@ def philox(seed, c0, c1, c2, c3, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     return philox_impl(c0, c1, c2, c3, k0, k1, n_rounds)
 
 
-@jit
+@KernelSource
 def randint4x(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """Four blocks of random uint32 for a scalar `seed` and a block of `offset`s: Philox-4x32
     on the counter (low word of offset, high word of offset, 0, 0). The cheapest entry point:
@@ -136,14 +136,14 @@ def randint4x(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     return philox(seed, lo, hi, zero, zero, n_rounds)
 
 
-@jit
+@KernelSource
 def randint(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """One block of random uint32: the first word of `randint4x(seed, offset)`."""
     first, _, _, _ = randint4x(seed, offset, n_rounds)
     return first
 
 
-@jit
+@KernelSource
 def uint_to_uniform_float(x):
     """Random 32- or 64-bit integers to float32 uniformly distributed in [0, 1)."""
     width: constexpr = _check_int(x, "the argument of tl.uint_to_uniform_float")
@@ -158,13 +158,13 @@ def uint_to_uniform_float(x):
     return x * scale
 
 
-@jit
+@KernelSource
 def rand(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """A block of float32 uniform in [0, 1) for a scalar `seed` and a block of `offset`s."""
     return uint_to_uniform_float(randint(seed, offset, n_rounds))
 
 
-@jit
+@KernelSource
 def rand4x(seed, offsets, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """Four blocks of float32 uniform in [0, 1), from one `randint4x`."""
     i1, i2, i3, i4 = randint4x(seed, offsets, n_rounds)
@@ -176,7 +176,7 @@ def rand4x(seed, offsets, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     )
 
 
-@jit
+@KernelSource
 def pair_uniform_to_normal(u1, u2):
     """Box-Muller: two uniforms in [0, 1) to two independent standard normals."""
     u1 = tl.maximum(1.0e-7, u1)
@@ -185,7 +185,7 @@ def pair_uniform_to_normal(u1, u2):
     return radius * tl.cos(theta), radius * tl.sin(theta)
 
 
-@jit
+@KernelSource
 def randn(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """A block of float32 drawn from N(0, 1): Box-Muller on the first two words of
     `randint4x(seed, offset)`, keeping the cosine half."""
@@ -194,7 +194,7 @@ def randn(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     return n1
 
 
-@jit
+@KernelSource
 def randn4x(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """Four blocks of float32 drawn from N(0, 1): Box-Muller on the pairs of `rand4x`."""
     u1, u2, u3, u4 = rand4x(seed, offset, n_rounds)

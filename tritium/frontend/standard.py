@@ -1,7 +1,7 @@
 """Library functions written in the Triton language itself, as upstream's `standard.py`.
 
-They are `@jit` functions: the code generator inlines them like any user helper. The
-combine functions of the reductions and scans are in `builtins/combine.py`, below the
+They are `KernelSource`s (kernel_source.py): the code generator inlines them like any
+user `@jit` helper. The combine functions of the reductions and scans are in `builtins/combine.py`, below the
 builtins that use them.
 """
 
@@ -9,21 +9,21 @@ from __future__ import annotations
 
 from tritium.frontend import builtins as tl
 from tritium.frontend.core import constexpr
-from tritium.frontend.jit import jit
+from tritium.frontend.kernel_source import KernelSource
 
 
-@jit
+@KernelSource
 def cdiv(x, div):
     """Ceiling division: `(x + div - 1) // div`."""
     return (x + div - 1) // div
 
 
-@jit
+@KernelSource
 def sigmoid(x):
     return 1 / (1 + tl.exp(-x))
 
 
-@jit
+@KernelSource
 def softmax(
     x, dim: constexpr = None, keep_dims: constexpr = False, ieee_rounding: constexpr = False
 ):
@@ -34,7 +34,7 @@ def softmax(
     return tl.fdiv(num, den, ieee_rounding)
 
 
-@jit
+@KernelSource
 def swizzle2d(i, j, size_i, size_j, size_g):
     """Map (i, j) of a size_i x size_j grid to grouped order (groups of size_g rows)."""
     ij = i * size_j + j

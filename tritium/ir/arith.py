@@ -18,7 +18,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects import arith as x_arith
-from xdsl.dialects.builtin import IntegerAttr, TensorType
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -275,3 +281,31 @@ globals().update(
         and getattr(obj, "name", None) not in _REPLACED
     }
 )
+
+
+def constant_value(value: SSAValue) -> int | float | None:
+    """The number `value` always holds, if it is an `arith.constant` scalar or a splat
+    dense tensor constant (i1 constants read as 0/1); else None."""
+    op = value.owner
+    if not isinstance(op, x_arith.ConstantOp):
+        return None
+    attr = op.value
+    if isinstance(attr, IntegerAttr):
+        return _bool01(attr.value.data, attr.type)
+    if isinstance(attr, FloatAttr):
+        return attr.value.data
+    if isinstance(attr, DenseIntOrFPElementsAttr):
+        vals = attr.get_values()
+        if len(vals) == 0 or any(x != vals[0] for x in vals):
+            return None
+        v = vals[0]
+        if isinstance(v, tuple):
+            return None
+        return _bool01(v, attr.get_element_type())
+    return None
+
+
+def _bool01(v, t: Attribute):
+    if isinstance(t, IntegerType) and t.width.data == 1 and isinstance(v, int):
+        return 1 if v else 0
+    return v

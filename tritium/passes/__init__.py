@@ -6,7 +6,6 @@ See `ARCHITECTURE.md` in this folder for the order and what each pass does.
 from tritium.passes.pipeline import (
     TTGIR_PASSES,
     TTIR_PASSES,
-    PassOptions,
     PassPipelineError,
     run_passes,
     run_ttgir_passes,
@@ -16,7 +15,6 @@ from tritium.passes.pipeline import (
 __all__ = [
     "TTGIR_PASSES",
     "TTIR_PASSES",
-    "PassOptions",
     "PassPipelineError",
     "run_passes",
     "run_ttgir_passes",

@@ -46,12 +46,11 @@ from xdsl.pattern_rewriter import (
 from xdsl.traits import HasCanonicalizationPatternsTrait
 
 from tritium.ir import arith, tt
-from tritium.ir.arith import CMPI_PREDICATES
+from tritium.ir.arith import CMPI_PREDICATES, constant_value
 from tritium.ir.ttg import ConvertLayoutOp
 from tritium.ir.types import element_type, is_tensor
 from tritium.passes.dce import RemoveDeadOps, has_volatile_access
 from tritium.passes.utils import (
-    constant_value,
     is_exact_float_type,
     keep_locations,
     make_constant,

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from tritium.analysis.axis_info import AxisInfoAnalysis, order_from_contiguity, pointee_bits
 from tritium.ir import tt
 from tritium.ir.ttg import (
     BlockedEncodingAttr,
@@ -43,7 +44,6 @@ from tritium.ir.ttg import (
     threads_per_warp_of,
 )
 from tritium.ir.types import encoding_of, is_tensor, shape_of, with_encoding
-from tritium.passes.axis_info import AxisInfoAnalysis, order_from_contiguity, pointee_bits
 from tritium.passes.utils import insert_after, insert_before, set_layout
 
 

@@ -37,9 +37,10 @@ from xdsl.transforms.common_subexpression_elimination import (
 )
 
 from tritium.ir import arith, tt
+from tritium.ir.arith import constant_value
 from tritium.passes.canonicalize import replace_with
 from tritium.passes.dce import has_volatile_access
-from tritium.passes.utils import constant_value, keep_locations
+from tritium.passes.utils import keep_locations
 
 
 class CombineDotAdd(RewritePattern):

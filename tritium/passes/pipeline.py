@@ -3,10 +3,9 @@
     module = run_ttir_passes(module, options)            # TTIR -> simplified TTIR
     module = run_ttgir_passes(module, options)           # TTIR -> TTGIR (layouts chosen)
 
-`options` is anything with `num_warps` (4), `threads_per_warp` (32), `num_ctas` (1),
-`arch` ("sm_89", giving `ttg.target = "cuda:89"`) and `num_stages` (3: the software
-pipeliner's ring of shared-memory buffers) as attributes or dict keys; missing ones take
-those defaults. Hooks, all optional:
+`options` is a `tritium.options.Options` (or a dict of its fields, or None for the
+defaults): `num_warps`, `threads_per_warp`, `num_ctas`, `arch` (giving `ttg.target`) and
+`num_stages` reach the passes that need them. Hooks, all optional:
 
 * `dump(pass_name, module)` is called after every pass (the CLI's `--dump-dir` numbers
   the files it writes);
@@ -20,18 +19,16 @@ those defaults. Hooks, all optional:
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tritium.errors import CompilationError
 from tritium.ir.context import make_context
+from tritium.options import Options
 from tritium.passes.accelerate_matmul import AccelerateMatmulPass
-from tritium.passes.allocate_shared_buffers import AllocateSharedBuffersPass
 from tritium.passes.allocate_shared_memory import AllocateSharedMemoryPass
 from tritium.passes.canonicalize import CanonicalizePass
 from tritium.passes.coalesce import CoalescePass
@@ -40,6 +37,7 @@ from tritium.passes.convert_triton_to_tritongpu import ConvertTritonToTritonGPUP
 from tritium.passes.cse import CommonSubexpressionEliminationPass
 from tritium.passes.dce import DeadCodeEliminationPass
 from tritium.passes.loop_invariant_code_motion import LoopInvariantCodeMotionPass
+from tritium.passes.membar import MembarPass
 from tritium.passes.optimize_dot_operands import OptimizeDotOperandsPass
 from tritium.passes.remove_layout_conversions import RemoveLayoutConversionsPass
 from tritium.passes.reorder_broadcast import ReorderBroadcastPass
@@ -69,41 +67,8 @@ TTGIR_PASSES: tuple[str, ...] = (
     "pipeline",
     "optimize-dot-operands",
     "allocate-shared-memory",
-    "allocate-shared-buffers",
+    "membar",
 )
-
-
-@dataclass(frozen=True)
-class PassOptions:
-    num_warps: int = 4
-    threads_per_warp: int = 32
-    num_ctas: int = 1
-    arch: str = "sm_89"
-    num_stages: int = 3
-
-    @property
-    def target(self) -> str:
-        """`sm_89` -> `cuda:89` (the value of the `ttg.target` module attribute)."""
-        m = re.match(r"(?:sm_)?(\d+)", self.arch)
-        if not m:
-            raise ValueError(f"unknown arch {self.arch!r} (expected e.g. 'sm_89')")
-        return f"cuda:{m.group(1)}"
-
-    @classmethod
-    def of(cls, options: object | None) -> PassOptions:
-        if options is None:
-            return cls()
-        if isinstance(options, cls):
-            return options
-        values = {}
-        for f in fields(cls):
-            if isinstance(options, dict):
-                v = options.get(f.name)
-            else:
-                v = getattr(options, f.name, None)
-            if v is not None:
-                values[f.name] = v
-        return cls(**values)
 
 
 class PassPipelineError(CompilationError):
@@ -114,7 +79,7 @@ class PassPipelineError(CompilationError):
         super().__init__(f"after pass '{pass_name}': {message}")
 
 
-def make_pass(name: str, options: PassOptions) -> ModulePass:
+def make_pass(name: str, options: Options) -> ModulePass:
     """The pass object registered under `name`."""
     simple: dict[str, type[ModulePass]] = {
         "rewrite-tensor-pointer": RewriteTensorPointerPass,
@@ -129,7 +94,7 @@ def make_pass(name: str, options: PassOptions) -> ModulePass:
         "allocate-shared-memory": AllocateSharedMemoryPass,
         "accelerate-matmul": AccelerateMatmulPass,
         "optimize-dot-operands": OptimizeDotOperandsPass,
-        "allocate-shared-buffers": AllocateSharedBuffersPass,
+        "membar": MembarPass,
     }
     if name in simple:
         return simple[name]()
@@ -151,7 +116,7 @@ DumpHook = Callable[[str, ModuleOp], None]
 def run_passes(
     module: ModuleOp,
     names: tuple[str, ...] | list[str],
-    options: object | None = None,
+    options: Options | dict | None = None,
     *,
     dump: DumpHook | None = None,
     timings: dict | None = None,
@@ -161,7 +126,7 @@ def run_passes(
     """Run the named passes in order (see the module docstring for the hooks).
     `ttgir=True` adds the TTGIR layout checks to verification, from the first pass whose
     output is TTGIR on."""
-    opts = PassOptions.of(options)
+    opts = Options.of(options)
     ctx = make_context()
     for name in names:
         pass_ = make_pass(name, opts)
@@ -189,7 +154,7 @@ def run_passes(
 
 def run_ttir_passes(
     module: ModuleOp,
-    options: object | None = None,
+    options: Options | dict | None = None,
     *,
     dump: DumpHook | None = None,
     timings: dict | None = None,
@@ -202,7 +167,7 @@ def run_ttir_passes(
 
 def run_ttgir_passes(
     module: ModuleOp,
-    options: object | None = None,
+    options: Options | dict | None = None,
     *,
     dump: DumpHook | None = None,
     timings: dict | None = None,

@@ -34,9 +34,10 @@ from xdsl.pattern_rewriter import (
 )
 
 from tritium.ir import tt
+from tritium.ir.arith import constant_value
 from tritium.ir.types import element_type, encoding_of, is_tensor, shape_of, with_shape
 from tritium.passes.canonicalize import replace_with
-from tritium.passes.utils import constant_value, is_elementwise, keep_locations, make_constant
+from tritium.passes.utils import is_elementwise, keep_locations, make_constant
 
 
 def _rebuild(op: Operation, operands: list[SSAValue], result_type) -> Operation:

@@ -51,6 +51,7 @@ from xdsl.rewriter import Rewriter
 
 from tritium.errors import CompilationError
 from tritium.ir import arith, tt
+from tritium.ir.arith import constant_value
 from tritium.ir.locations import op_source_loc
 from tritium.ir.tt_block_ptr import (
     PADDING_NAN,
@@ -60,7 +61,7 @@ from tritium.ir.tt_block_ptr import (
     is_block_ptr,
 )
 from tritium.ir.types import PointerType, i32, i64, is_float, tensor
-from tritium.passes.utils import constant_value, insert_before, make_constant
+from tritium.passes.utils import insert_before, make_constant
 
 
 @dataclass

@@ -69,6 +69,7 @@ from xdsl.traits import is_side_effect_free
 from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
 from tritium.ir import arith, tt
+from tritium.ir.arith import constant_value
 from tritium.ir.shared_layout import memdesc_tile
 from tritium.ir.ttg import ConvertLayoutOp
 from tritium.ir.ttg_memory import (
@@ -85,7 +86,7 @@ from tritium.ir.types import bitwidth, element_type, encoding_of, i1, i32, shape
 from tritium.passes.accelerate_matmul import compute_capability
 from tritium.passes.dce import has_volatile_access
 from tritium.passes.optimize_dot_operands import operand_buffer_type
-from tritium.passes.utils import constant_value, is_elementwise, make_constant, set_type
+from tritium.passes.utils import is_elementwise, make_constant, set_type
 
 # Largest dynamic shared memory per block (bytes) by compute capability (opt-in maximum).
 SMEM_LIMIT = {80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448}
@@ -470,7 +471,7 @@ def software_pipeline(module: ModuleOp, num_stages: int = 3) -> int:
     """Pipeline every eligible loop of `module` in place; returns how many were."""
     if num_stages < 2 or compute_capability(module) < 80:
         return 0
-    from tritium.passes.axis_info import AxisInfoAnalysis
+    from tritium.analysis.axis_info import AxisInfoAnalysis
 
     axis = AxisInfoAnalysis(module)
     capability = compute_capability(module)

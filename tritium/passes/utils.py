@@ -197,35 +197,7 @@ def insert_after(anchor: Operation, new_op: Operation) -> Operation:
 
 
 # --------------------------------------------------------------------------- constants
-
-
-def constant_value(value: SSAValue) -> int | float | None:
-    """The number `value` always holds, if it is an `arith.constant` scalar or a splat
-    dense tensor constant (i1 constants read as 0/1); else None."""
-    op = value.owner
-    if not isinstance(op, arith.ConstantOp):
-        return None
-    attr = op.value
-    if isinstance(attr, IntegerAttr):
-        v = attr.value.data
-        return _bool01(v, attr.type)
-    if isinstance(attr, FloatAttr):
-        return attr.value.data
-    if isinstance(attr, DenseIntOrFPElementsAttr):
-        vals = attr.get_values()
-        if len(vals) == 0 or any(x != vals[0] for x in vals):
-            return None
-        v = vals[0]
-        if isinstance(v, tuple):
-            return None
-        return _bool01(v, attr.get_element_type())
-    return None
-
-
-def _bool01(v, t: Attribute):
-    if isinstance(t, IntegerType) and t.width.data == 1 and isinstance(v, int):
-        return 1 if v else 0
-    return v
+# (`constant_value`, which reads one, lives with the dialect: tritium.ir.arith)
 
 
 def wrap_int(v: int, width: int) -> int:

@@ -34,16 +34,18 @@ import tempfile
 import threading
 from pathlib import Path
 
+from tritium import config
+
 __all__ = [
     "KernelCache",
     "cache_dir",
     "default_cache",
     "get",
-    "kernel_key",
     "key",
     "load_kernel",
     "put",
     "store_kernel",
+    "tritium_source_hash",
 ]
 
 FORMAT = 1
@@ -54,11 +56,7 @@ MANIFEST = "manifest.json"
 
 def cache_dir() -> Path:
     """$TRITIUM_CACHE_DIR, else $XDG_CACHE_HOME/tritium, else ~/.cache/tritium."""
-    if os.environ.get("TRITIUM_CACHE_DIR"):
-        return Path(os.environ["TRITIUM_CACHE_DIR"]).expanduser()
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "tritium"
-    return Path.home() / ".cache" / "tritium"
+    return config.cache_dir()
 
 
 def _canonical(value: object) -> object:
@@ -217,8 +215,8 @@ def _read_entry(path: Path, k: str) -> dict[str, str | bytes] | None:
 
 
 # --------------------------------------------------------------------------- compiled kernels
-# What tritium.compiler asks for: a key per (kernel and what it calls, specialization,
-# options, tritium's own source), and a compiled kernel's asm + metadata as cache files.
+# What tritium.compiler asks for: tritium's own source hash (part of every kernel's key),
+# and a compiled kernel's asm + metadata (plain str / bytes / JSON data) as cache files.
 
 _tritium_source_hash: str | None = None
 
@@ -233,60 +231,6 @@ def tritium_source_hash() -> str:
             h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
         _tritium_source_hash = h.hexdigest()
     return _tritium_source_hash
-
-
-def _plain(value: object) -> object:
-    """A key part for a constexpr / global value; TypeError if it has no stable form."""
-    value = getattr(value, "value", value) if type(value).__name__ == "constexpr" else value
-    if value is None or isinstance(value, bool | int | float | str | bytes):
-        return value
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    name = getattr(value, "name", None)  # a tl dtype
-    if type(value).__module__.startswith("tritium.") and isinstance(name, str):
-        return {"tl": name}
-    raise TypeError(f"no stable cache-key form for {type(value).__name__}")
-
-
-def _sources(fn: object, seen: dict[str, str]) -> None:
-    """The source of `fn` and of every @jit function and plain constant its code names."""
-    qual = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}"
-    if qual in seen:
-        return
-    seen[qual] = fn.src  # type: ignore[attr-defined]
-    py = fn.fn  # type: ignore[attr-defined]
-    globs = getattr(py, "__globals__", {})
-    for name in py.__code__.co_names:
-        value = globs.get(name)
-        if type(value).__name__ == "JITFunction":
-            _sources(value, seen)
-        elif isinstance(value, bool | int | float | str) or type(value).__name__ == "constexpr":
-            seen[f"{qual}:{name}"] = repr(_plain(value))
-        elif type(value).__name__ == "module":  # mod.helper: look one attribute deep
-            for attr in py.__code__.co_names:
-                sub = getattr(value, attr, None)
-                if type(sub).__name__ == "JITFunction":
-                    _sources(sub, seen)
-
-
-def kernel_key(fn: object, spec: object, options: object) -> str | None:
-    """The cache key of compiling JITFunction `fn` for KernelSpec `spec` with `options`;
-    None when something has no stable form (then the kernel is not cached)."""
-    try:
-        sources: dict[str, str] = {}
-        _sources(fn, sources)
-        opts = getattr(options, "__dict__", None) or dict(options)  # type: ignore[call-overload]
-        return key(
-            kernel=f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}",
-            sources=sources,
-            types={n: str(t) for n, t in spec.types.items()},  # type: ignore[attr-defined]
-            constants={n: _plain(v) for n, v in spec.constants.items()},  # type: ignore[attr-defined]
-            divisible_by_16=sorted(spec.divisible_by_16),  # type: ignore[attr-defined]
-            options={k: _plain(v) for k, v in opts.items()},
-            tritium=tritium_source_hash(),
-        )
-    except (TypeError, OSError, AttributeError):
-        return None
 
 
 def load_kernel(k: str | None) -> dict | None:

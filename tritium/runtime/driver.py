@@ -26,11 +26,11 @@ libcuda is missing, 13.4 a `DynamicLibNotFoundError`); nothing here depends on e
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from tritium import config
 from tritium.errors import LaunchError, NoGPUError
 
 __all__ = [
@@ -265,7 +265,7 @@ def device(ordinal: int | None = None) -> Device:
     if ordinal is None:
         ordinal = getattr(_thread, "ordinal", None)
         if ordinal is None:
-            ordinal = int(os.environ.get("TRITIUM_DEVICE", "0"))
+            ordinal = config.device()
     dev = _devices.get(ordinal)
     if dev is None:
         init()

@@ -2,9 +2,9 @@
 
 Everything that does not depend on the argument values is resolved once per `Launcher`:
 
-    Launcher(asm, metadata)          # asm["ptx"] (or asm["cubin"]) and
-                                     # metadata = {"name": "add_kernel", "num_warps": 4,
-                                     #   "threads_per_warp": 32, "shared": 0,
+    Launcher(asm, metadata)          # asm["ptx"] (or asm["cubin"]) and a KernelMetadata
+                                     # (metadata.py) or its dict: {"name": "add_kernel",
+                                     #   "num_warps": 4, "threads_per_warp": 32, "shared": 0,
                                      #   "params": [{"name": "x_ptr", "type": "*fp32"}, ...,
                                      #              {"name": "n", "type": "i32"}]}
       -> block = (num_warps * 32, 1, 1), dynamic shared bytes,
@@ -14,8 +14,8 @@ Everything that does not depend on the argument values is resolved once per `Lau
       -> check_args (dtypes, host vs device memory), cuModuleLoadData, cuModuleGetFunction,
          CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES when shared > 48 KiB
     every call
-      -> pointer args to addresses (a dict from the argument's type to a getter:
-         DeviceArray.ptr, torch's data_ptr(), cupy's data.ptr, __cuda_array_interface__),
+      -> pointer args to addresses (array_kinds.DEVICE_POINTERS, a dict from the argument's
+         type to a getter: DeviceArray.ptr, torch's data_ptr(), cupy's data.ptr, CAI),
          one `pack_into` of every value into the slots (struct checks int ranges for free:
          2**31 for an i32 raises, never wraps), cuLaunchKernel(..., kernelParams=<address of
          the void* array>, ...). Passing the address as an int is cuda-python's cheapest form
@@ -39,7 +39,6 @@ from __future__ import annotations
 import ctypes
 import math
 import operator
-import os
 import struct
 import threading
 from collections.abc import Sequence
@@ -47,12 +46,14 @@ from typing import Any
 
 import numpy as np
 
+from tritium import config
 from tritium.dtype_names import DTYPE_TO_TRITON, dtype_to_triton
 from tritium.errors import ArgumentError, LaunchError
 from tritium.runtime import driver
-from tritium.runtime.arrays import DeviceArray
+from tritium.runtime.array_kinds import DEVICE_POINTERS, device_pointer, host_span, kind_of
+from tritium.runtime.metadata import KernelMetadata
 
-__all__ = ["Launcher", "MAX_GRID", "Param", "SCALAR_TYPES", "check_grid", "dtype_to_triton"]
+__all__ = ["Launcher", "MAX_GRID", "Param", "SCALAR_TYPES", "check_grid"]
 
 # Triton scalar type -> (struct code, min, max); floats have None bounds.
 SCALAR_TYPES: dict[str, tuple[str, Any, Any]] = {
@@ -86,72 +87,12 @@ def _bf16_bits(x: Any) -> int:
 # --------------------------------------------------------------------------- pointer arguments
 
 
-def _null(_: Any) -> int:
-    return 0
-
-
-def _torch_ptr(t: Any) -> int:
-    if not t.is_cuda:
-        raise ArgumentError(
-            "a torch tensor on the CPU was passed for a pointer parameter: move it to the GPU "
-            "(.cuda()) or pass a numpy array, which tritium copies"
-        )
-    return t.data_ptr()
-
-
-def _cupy_ptr(a: Any) -> int:
-    return a.data.ptr
-
-
-def _cai_ptr(a: Any) -> int:
-    return a.__cuda_array_interface__["data"][0]
-
-
-# type -> function(arg) -> device address. Filled lazily for torch/cupy/CAI types; numpy
-# arrays are deliberately absent (they take the staging path).
-_POINTER_GETTERS: dict[type, Any] = {DeviceArray: operator.attrgetter("ptr"), type(None): _null}
-
-
-def _pointer_getter(arg: Any) -> Any:
-    """The getter for `arg`'s type (registered for next time), or None for numpy arrays."""
-    if isinstance(arg, np.ndarray):
-        return None
-    cls = type(arg)
-    getter = _POINTER_GETTERS.get(cls)
-    if getter is not None:
-        return getter
-    module = getattr(cls, "__module__", "") or ""
-    if module.startswith("torch") and hasattr(arg, "data_ptr") and hasattr(arg, "is_cuda"):
-        getter = _torch_ptr  # data_ptr() is ~20x cheaper than torch's __cuda_array_interface__
-    elif module.startswith("cupy") and hasattr(arg, "data") and hasattr(arg.data, "ptr"):
-        getter = _cupy_ptr
-    elif hasattr(arg, "__cuda_array_interface__"):
-        getter = _cai_ptr
-    else:
-        return None
-    _POINTER_GETTERS[cls] = getter
-    return getter
-
-
 def _pointer_kind_error(p: Param, i: int, arg: Any) -> ArgumentError:
     return ArgumentError(
         f"argument '{p.name}' (#{i}) of type {p.type} must be a numpy array, a tritium "
         f"DeviceArray, an object with __cuda_array_interface__ (torch, cupy) or None; "
         f"got {type(arg).__name__}"
     )
-
-
-def host_span(a: np.ndarray) -> tuple[int, int]:
-    """[low, high) host addresses of the memory a (possibly strided) numpy array touches."""
-    if a.size == 0:
-        return a.ctypes.data, a.ctypes.data
-    lo = hi = a.ctypes.data
-    for n, s in zip(a.shape, a.strides):
-        if s >= 0:
-            hi += (n - 1) * s
-        else:
-            lo += (n - 1) * s
-    return lo, hi + a.itemsize
 
 
 class _Staging:
@@ -233,19 +174,18 @@ class Param:
 class Launcher:
     """A compiled kernel ready to launch: `launcher(grid, args, stream=None)`."""
 
-    def __init__(self, asm: dict, metadata: dict, debug: bool | None = None):
-        self.name: str = metadata["name"]
+    def __init__(
+        self, asm: dict, metadata: KernelMetadata | dict, debug: bool | None = None
+    ) -> None:
+        meta = KernelMetadata.of(metadata)
+        self.name: str = meta.name
         self.image: str | bytes = asm["cubin"] if asm.get("cubin") else asm["ptx"]
-        self.params = [
-            Param(p["name"], p["type"], p.get("divisibility")) for p in metadata["params"]
-        ]
-        self.num_warps = int(metadata.get("num_warps", 4))
-        self.block = (self.num_warps * int(metadata.get("threads_per_warp", 32)), 1, 1)
+        self.params = [Param(p["name"], p["type"], p.get("divisibility")) for p in meta.params]
+        self.num_warps = int(meta.num_warps)
+        self.block = (self.num_warps * int(meta.threads_per_warp), 1, 1)
         self._block_x = self.block[0]
-        self.shared = int(metadata.get("shared", 0))
-        self.debug = (
-            bool(int(os.environ.get("TRITIUM_DEBUG", "0") or 0)) if debug is None else debug
-        )
+        self.shared = int(meta.shared)
+        self.debug = config.debug() if debug is None else debug
         n = len(self.params)
         # "<" = standard sizes, no implicit alignment: each value in its own zero-padded
         # 8-byte slot, so the driver reads the right bytes whatever size the kernel declares.
@@ -281,7 +221,7 @@ class Launcher:
         try:
             for i in self._pointer_index:
                 a = vals[i]
-                vals[i] = _POINTER_GETTERS[type(a)](a)
+                vals[i] = DEVICE_POINTERS[type(a)](a)
         except KeyError:  # numpy (staged), or a type not seen before
             return self._staged_call(grid, args, stream)
         for i in self._bf16_index:
@@ -392,7 +332,7 @@ class Launcher:
         hosts: list[tuple[int, np.ndarray]] = []
         for i in self._pointer_index:
             a = vals[i]
-            getter = _pointer_getter(a)
+            getter = device_pointer(a)
             if getter is not None:
                 vals[i] = getter(a)
             elif isinstance(a, np.ndarray):
@@ -452,16 +392,13 @@ class Launcher:
         if a is None:
             return None
         what = f"argument '{p.name}' (#{i}) of kernel '{self.name}'"
-        if isinstance(a, np.ndarray | DeviceArray):
-            dtype = a.dtype
-        elif _pointer_getter(a) is not None:
-            dtype = getattr(a, "dtype", None)
-            if dtype is None:
-                dtype = np.dtype(a.__cuda_array_interface__["typestr"])
-            if getattr(a, "is_cuda", True) is False:
-                return f"{what} is a torch tensor on the CPU; move it to the GPU (.cuda()) or pass a numpy array"
-        else:
+        kind = kind_of(a)
+        if kind is None:
             return str(_pointer_kind_error(p, i, a))
+        dtype = kind.get_dtype(a)
+        if kind.name == "torch" and not a.is_cuda:
+            return f"{what} is a torch tensor on the CPU; move it to the GPU (.cuda()) or pass a numpy array"
+
         elem = dtype_to_triton(dtype)
         if elem != p.pointee:
             return (
@@ -469,7 +406,7 @@ class Launcher:
                 f"compiled for {p.type}"
             )
         if p.divisibility:
-            addr = a.ctypes.data if isinstance(a, np.ndarray) else _POINTER_GETTERS[type(a)](a)
+            addr = kind.get_pointer(a)
             if addr % p.divisibility:  # numpy copies keep the host address mod 256
                 return (
                     f"{what} starts at address {addr:#x}, which is not a multiple of "
@@ -477,8 +414,8 @@ class Launcher:
                     f"('{p.type}:{p.divisibility}', so it may use vector loads); pass an aligned "
                     f"array, or compile without ':{p.divisibility}' for this parameter"
                 )
-        if not isinstance(a, np.ndarray) and driver.gpu_available():
-            ptr = _POINTER_GETTERS[type(a)](a)
+        if kind.name != "numpy" and driver.gpu_available():
+            ptr = kind.get_pointer(a)
             if ptr and driver.pointer_memory_type(ptr) is None:
                 return (
                     f"{what} points to {ptr:#x}, which is not memory CUDA knows about "
@@ -490,7 +427,7 @@ class Launcher:
         what = f"argument '{p.name}' (#{i}) of kernel '{self.name}'"
         if isinstance(a, np.ndarray) and a.ndim == 0:
             a = a[()]
-        if isinstance(a, np.ndarray | DeviceArray) or hasattr(a, "__cuda_array_interface__"):
+        if kind_of(a) is not None:
             return f"{what} is an array, but the parameter is a scalar of type {p.type}"
         code, lo, hi = SCALAR_TYPES[p.type]
         if lo is not None:  # integer parameter

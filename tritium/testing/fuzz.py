@@ -487,14 +487,16 @@ def compile_program(p: Program, stop: str = "cubin", arch: str = "sm_89") -> dic
     """Compile `p` as a launch would specialise it (no cache, no GPU): the asm dict up to
     `stop` ("cubin" runs ptxas when it is installed, which rejects invalid PTX)."""
     from tritium import compiler
-    from tritium.frontend.specialize import build_spec
+    from tritium.jit.specialize import build_spec
+    from tritium.options import Options
 
     kernel = build_kernel(p, interpret=False)
     args, _ = _arguments(p, make_data(p))
     spec = build_spec(kernel, args + [p.R, p.C])
-    options = compiler.Options(arch=arch)
+    options = Options(arch=arch)
     module, _ = compiler.make_ttir(kernel, spec, options, compiler.Dumper(None), None)
-    return compiler.lower(module, options, compiler.Dumper(None), None, stop=stop)
+    asm, _ = compiler.lower(module, options, compiler.Dumper(None), None, stop=stop)
+    return asm
 
 
 def _note_types(s, types: dict) -> None:

@@ -18,6 +18,7 @@ from tritium.codegen.lower import (  # noqa: F401  (registration by import)
     reduce,
     scan,
     shape,
+    shared,
     spmd,
 )
 from tritium.codegen.lower.context import LOWERINGS, FunctionLowering

@@ -5,20 +5,21 @@
       -> per 8 halves (16 bytes, contiguous in global memory and in the tile):
          cp.async.cg.shared.global [ $0 + 0 ], [ $1 + 0 ], 0x10, $2;    ($2 = m ? 16 : 0)
     %g = ttg.async_commit_group          -> cp.async.commit_group;
-    %w = ttg.async_wait {num = 2 : i32}  -> cp.async.wait_group 2; bar.sync 0;
+    %w = ttg.async_wait {num = 2 : i32}  -> cp.async.wait_group 2;   (then gpu.barrier: bar.sync 0)
 
 A masked-off element is zero-filled (source size 0, nothing read), which is why the
 pipeliner only moves loads whose `other` is absent or zero. 16-byte copies use `.cg`
 (through L2 only), smaller ones `.ca`, as upstream. The vector width is the smaller of
-what global memory allows (contiguity, alignment and one mask per group: the same proof
-as for `tt.load`, memory.py) and what the tile allows (local_memory.py); cp.async moves
+what global memory allows (the axis info's `vector_width`, as for `tt.load`: the one the
+software pipeliner decided with) and what the tile allows (tile_addressing.py); cp.async moves
 4, 8 or 16 bytes, so narrower groups (one fp16) fall back to a predicated load and a
 shared store (correct, not asynchronous).
 
 Tokens carry no data: each is the constant 0. `cp.async.wait_group N` only covers the
-calling thread's copies, so the wait is followed by `bar.sync`: after it every thread's
-copies of the waited-for groups are visible, and every read issued before it is done. A
-copy into a stage that was read since the last barrier gets one first (local_membar.py).
+calling thread's copies, so the membar pass puts a `gpu.barrier` right after each wait:
+after it every thread's copies of the waited-for groups are visible, and every read issued
+before it is done. A copy into a stage that was read since the last barrier gets one
+first (tritium.analysis.membar).
 """
 
 from __future__ import annotations
@@ -26,14 +27,13 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from tritium.analysis.shared_bytes import element_bytes
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
-from tritium.codegen.lower.local_memory import TileAddressing, local_sync
-from tritium.codegen.lower.memory import vector_width as global_vector_width
-from tritium.codegen.lower.shared import barrier, smem_pointer, store_shared
+from tritium.codegen.lower.shared import smem_pointer, store_shared
+from tritium.codegen.lower.tile_addressing import TileAddressing
 from tritium.codegen.lower.types import i32, memory_type
-from tritium.codegen.scratch import element_bytes
+from tritium.ir.arith import constant_value
 from tritium.ir.shared_layout import memdesc_tile
-from tritium.passes.utils import constant_value
 
 TOKEN = ir.Constant(i32, 0)
 
@@ -48,7 +48,6 @@ def async_copy(ctx: FunctionLowering, op: Operation) -> None:
     if op.other is not None and constant_value(op.other) not in (0, 0.0):
         raise unsupported(op, "async copies zero-fill masked elements: `other` must be 0")
     b = ctx.builder
-    local_sync(ctx, op)
     # the pointers' layout, the buffer's element size (not a pointer's 8 bytes)
     mem = op.result_buf.type
     acc = TileAddressing(
@@ -58,7 +57,7 @@ def async_copy(ctx: FunctionLowering, op: Operation) -> None:
     ptrs = ctx.get(op.src)
     masks = ctx.get(op.mask) if op.mask is not None else None
     eb = acc.elem_bytes
-    v = min(acc.vector_width(), global_vector_width(ctx, ptrs, masks, eb))
+    v = min(acc.vector_width(), ctx.axis.vector_width(op))  # tile, global memory
     base = ctx.get1(op.result_buf)
     thread = acc.thread_offset(ctx)
     nbytes = v * eb
@@ -111,7 +110,6 @@ def async_commit_group(ctx: FunctionLowering, op: Operation) -> None:
 @lowers("ttg.async_wait")
 def async_wait(ctx: FunctionLowering, op: Operation) -> None:
     _asm(ctx, f"cp.async.wait_group {op.num};", "~{memory}", [])
-    barrier(ctx)
     ctx.set(op.result, [TOKEN])
 
 

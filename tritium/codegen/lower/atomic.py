@@ -11,7 +11,7 @@ registers or threads (a 64-element tensor over 128 threads, or a scalar), only t
 (register bits and thread bits with a zero basis cleared; thread 0 for a scalar) performs
 it. The old values then exist only in the owner: a duplicate register copies its owner's
 register, and when other threads need the result (it is used, and the layout replicates
-across threads), the owners write it to shared-memory scratch (`scratch.scratch_bytes`)
+across threads), the owners write it to shared-memory scratch (`tritium.analysis.scratch`)
 and everyone reads it back after a barrier, as a `ttg.convert_layout` would.
 
 Values travel as integer registers of their width (PTX lets a .b32 register feed an .f32
@@ -25,17 +25,20 @@ from llvmlite import ir
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from tritium.analysis.scratch import atomic_broadcast_strides
+from tritium.analysis.shared_bytes import element_bytes
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.memory import _asm, _from_int, _to_int, owned
 from tritium.codegen.lower.shared import (
+    barrier,
     load_shared,
     offset_value,
+    scratch_offset,
     store_shared,
     sync,
     thread_offset,
 )
 from tritium.codegen.lower.types import BFloatType, byte_size, i32, llvm_type
-from tritium.codegen.scratch import atomic_broadcast_strides, element_bytes
 
 _PTX_OP = {
     "add": "add", "fadd": "add", "and": "and", "or": "or", "xor": "xor",
@@ -106,7 +109,7 @@ def _lower(ctx: FunctionLowering, op: Operation, rmw: str | None, operands: list
     ty = llvm_type(op.result.type)
     instr = _instruction(op, rmw, ty)
     layout = ctx.layout(op.ptr.type)
-    owner = ctx.owner_predicate(layout)
+    owner = ctx.threads.owner_predicate(layout)
     free = layout.free_register_mask if layout is not None else 0
     out: list[ir.Value | None] = [None] * len(ptrs)
     preds: dict[int, ir.Value] = {}
@@ -135,7 +138,7 @@ def _broadcast(ctx: FunctionLowering, op: Operation, out: list, owner) -> list:
     b = ctx.builder
     strides = atomic_broadcast_strides(op)
     layout = ctx.layout(op.ptr.type)
-    base = ctx.smem_offsets[op]
+    base = scratch_offset(op)
     size = element_bytes(op.result.type)
     ty = llvm_type(op.result.type)
 
@@ -144,20 +147,20 @@ def _broadcast(ctx: FunctionLowering, op: Operation, out: list, owner) -> list:
         return b.add(b.mul(slot, ir.Constant(i32, size)), ir.Constant(i32, base))
 
     if layout is None:  # a scalar: thread 0 did it
-        sync(ctx, op, 0)
+        sync(ctx, op)
         store_shared(ctx, address(None, 0), [out[0]], owner)
-        sync(ctx, op, 1)
+        barrier(ctx)
         return load_shared(ctx, address(None, 0), ty, 1)
     thread, _ = thread_offset(ctx, layout, strides)
     slots = [
         sum(c * s for c, s in zip(layout.register_coord(r), strides))
         for r in range(layout.num_registers)
     ]
-    sync(ctx, op, 0)
+    sync(ctx, op)
     for r, v in enumerate(out):
         if not r & layout.free_register_mask:
             store_shared(ctx, address(thread, slots[r]), [v], owner)
-    sync(ctx, op, 1)
+    barrier(ctx)
     return [load_shared(ctx, address(thread, slots[r]), ty, 1)[0] for r in range(len(out))]
 
 

@@ -1,4 +1,5 @@
-"""The state of lowering one `tt.func`: SSA value -> list of a thread's LLVM registers.
+"""The state of lowering one `tt.func`: SSA value -> list of a thread's LLVM registers, plus
+the thread-index service and the analysis facts computed before emission.
 
 Every TTGIR value becomes the list of the scalar LLVM values one thread holds for it, in
 the register order of its layout (`tritium.ir.layouts`); a scalar is a list of one.
@@ -7,8 +8,14 @@ the register order of its layout (`tritium.ir.layouts`); a scalar is a list of o
     ->  [fadd a0 b0, fadd a1 b1, ..., fadd a7 b7]
 
 Values that depend only on the thread (`%tid.x`, lane, warp, the thread's coordinate in a
-layout, "does this thread own its elements") are emitted once in the function's entry
-block, which dominates everything else; op bodies are emitted by `self.builder`.
+layout, "does this thread own its elements", and whatever else a lowering asks for once
+per function through `ThreadIndex.entry_value`) are emitted once in the function's entry
+block, which dominates everything else; op bodies are emitted by `FunctionLowering.builder`.
+
+What the lowering needs to know about values (which registers form one vector access,
+which mask registers are equal) is not discovered while emitting: it is the axis info of
+the TTGIR (`tritium.analysis.axis_info`), computed before the first op is lowered and
+handed in as `FunctionLowering.axis`.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from collections.abc import Callable, Sequence
 from llvmlite import ir
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from tritium.codegen.lower.affine import Affine
+from tritium.analysis.axis_info import AxisInfoAnalysis
 from tritium.codegen.lower.types import i32, llvm_type
 from tritium.errors import CompilationError, NotSupportedError
 from tritium.ir.layouts import LinearLayout, layout_of
@@ -46,25 +53,140 @@ def unsupported(op: Operation, why: str) -> NotSupportedError:
     return NotSupportedError(f"{op.name}: {why}", op_source_loc(op))
 
 
+def intrinsic(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
+    """The declaration of LLVM function `name` in `module` (added on first use)."""
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, list(args)), name)
+    return fn
+
+
+class ThreadIndex:
+    """The thread's hardware indices and everything derived from them alone, each emitted
+    once in the entry block: `tid`, `lane`, `warp`, `thread_coords(layout)`,
+    `owner_predicate(layout)`, and `entry_value(key, make)` for any other per-thread value
+    (a tile's thread offset, a reduction's writer predicate, printf's argument buffer)."""
+
+    def __init__(self, module: ir.Module, entry: ir.Block, num_warps: int, threads_per_warp: int):
+        self.module = module
+        self.entry = entry
+        self.entry_builder = ir.IRBuilder(entry)
+        self.num_warps = num_warps
+        self.threads_per_warp = threads_per_warp
+        self._values: dict[object, object] = {}
+
+    def entry_value(self, key: object, make: Callable[[], object]):
+        """`make()` the first time `key` is asked for in this function, then the same
+        result. `make` emits with `entry_builder` and uses only thread-dependent values."""
+        if key not in self._values:
+            self._values[key] = make()
+        return self._values[key]
+
+    def sreg(self, name: str, b: ir.IRBuilder | None = None) -> ir.Value:
+        """`%tid.x`, `%ctaid.y`, ... as an i32 (llvm.nvvm.read.ptx.sreg.*), emitted by `b`
+        (the entry block's builder by default)."""
+        fn = intrinsic(self.module, f"llvm.nvvm.read.ptx.sreg.{name}", i32, [])
+        return (b or self.entry_builder).call(fn, [])
+
+    @property
+    def tid(self) -> ir.Value:
+        return self.entry_value("tid", lambda: self.sreg("tid.x"))
+
+    @property
+    def lane(self) -> ir.Value:
+        eb = self.entry_builder
+        return self.entry_value(
+            "lane", lambda: eb.and_(self.tid, ir.Constant(i32, self.threads_per_warp - 1))
+        )
+
+    @property
+    def warp(self) -> ir.Value:
+        eb = self.entry_builder
+        shift = self.threads_per_warp.bit_length() - 1
+        return self.entry_value("warp", lambda: eb.lshr(self.tid, ir.Constant(i32, shift)))
+
+    def thread_coords(self, layout: LinearLayout) -> tuple[ir.Value, ...]:
+        """This thread's coordinate in `layout` (register 0's element), one i32 per dim."""
+        return self.entry_value(("coords", layout), lambda: self._emit_thread_coords(layout))
+
+    def _emit_thread_coords(self, layout: LinearLayout) -> tuple[ir.Value, ...]:
+        b = self.entry_builder
+        zero = ir.Constant(i32, 0)
+        coords: list[ir.Value] = [zero] * layout.rank
+        for value, bases in ((self.lane, layout.lane), (self.warp, layout.warp)):
+            # Runs of consecutive id bits that map to consecutive bits of one dim become
+            # one `(id & mask) << shift`; a blocked layout needs one run per dim.
+            runs: list[list[int]] = []  # [dim, first bit, count, shift]
+            for bit, basis in enumerate(bases):
+                nonzero = [(d, x) for d, x in enumerate(basis) if x]
+                if not nonzero:
+                    continue
+                if len(nonzero) != 1 or nonzero[0][1] & (nonzero[0][1] - 1):
+                    raise NotImplementedError(f"layout basis {basis} is not a single bit")
+                d, x = nonzero[0]
+                shift = x.bit_length() - 1 - bit
+                last = runs[-1] if runs else None
+                if last and last[0] == d and last[1] + last[2] == bit and last[3] == shift:
+                    last[2] += 1
+                else:
+                    runs.append([d, bit, 1, shift])
+            for d, first, count, shift in runs:
+                part = b.and_(value, ir.Constant(i32, ((1 << count) - 1) << first))
+                if shift > 0:
+                    part = b.shl(part, ir.Constant(i32, shift))
+                elif shift < 0:
+                    part = b.lshr(part, ir.Constant(i32, -shift))
+                coords[d] = part if coords[d] is zero else b.or_(coords[d], part)
+        return tuple(coords)
+
+    def owner_predicate(self, layout: LinearLayout | None) -> ir.Value | None:
+        """i1 "this thread owns its elements" when the layout replicates across threads
+        (None when every thread owns its elements). Scalars: thread 0 only."""
+        if layout is None:
+            return self.entry_value(
+                "owner0",
+                lambda: self.entry_builder.icmp_unsigned("==", self.tid, ir.Constant(i32, 0)),
+            )
+        lane_mask, warp_mask = layout.free_lane_mask, layout.free_warp_mask
+        if not lane_mask and not warp_mask:
+            return None
+
+        def make() -> ir.Value:
+            b = self.entry_builder
+            shift = self.threads_per_warp.bit_length() - 1
+            mask = lane_mask | (warp_mask << shift)
+            bits = b.and_(self.tid, ir.Constant(i32, mask))
+            return b.icmp_unsigned("==", bits, ir.Constant(i32, 0))
+
+        return self.entry_value(("owner", lane_mask, warp_mask), make)
+
+
 class FunctionLowering:
-    def __init__(self, module: ir.Module, fn: ir.Function, num_warps: int, threads_per_warp: int):
+    """One function's value map (`get` / `set`), its builder, its thread-index service
+    (`threads`) and the analysis facts it was given (`axis`: the TTGIR's axis info; may be
+    None for code that lowers no memory op or compare, as the libm tests)."""
+
+    def __init__(
+        self,
+        module: ir.Module,
+        fn: ir.Function,
+        num_warps: int,
+        threads_per_warp: int,
+        axis: AxisInfoAnalysis | None = None,
+    ):
         self.module = module
         self.fn = fn
         self.num_warps = num_warps
         self.threads_per_warp = threads_per_warp
-        self.entry = fn.append_basic_block("entry")
-        self.entry_builder = ir.IRBuilder(self.entry)
+        self.threads = ThreadIndex(
+            module, fn.append_basic_block("entry"), num_warps, threads_per_warp
+        )
         self.builder = ir.IRBuilder()
+        self.axis = axis
         self.values: dict[SSAValue, list[ir.Value]] = {}
-        self._forms: dict[int, tuple[ir.Value, Affine]] = {}
-        self._thread: dict[object, object] = {}
         self._strings: dict[str, ir.GlobalVariable] = {}
         self.block_map: dict[Block, ir.Block] = {}  # tt.func blocks (control_flow.py)
-        self.loop_hints: dict = {}  # (id(scf.for), iter arg) -> assumption hint (control_flow.py)
-        self.smem_offsets: dict[Operation, int] = {}  # scratch byte offsets (allocation.py)
-        self.barrier_points: set[tuple[int, int]] = set()  # where bar.sync goes (membar.py)
-        # local_load results an mma dot reads itself (value -> (tile base, memdesc type))
-        self.tiles: dict[SSAValue, tuple[ir.Value, Attribute]] = {}
+        self.pending_barrier: Operation | None = None  # a gpu.barrier for this op (shared.py)
 
     # ----------------------------------------------------------------- values
 
@@ -104,121 +226,22 @@ class FunctionLowering:
     def llvm_type(self, t: Attribute) -> ir.Type:
         return llvm_type(t)
 
-    # ----------------------------------------------------------------- affine forms
-
-    def form(self, v: ir.Value) -> Affine:
-        """What is known about integer / pointer register `v` (see affine.py)."""
-        known = self._forms.get(id(v))
-        if known is not None and known[0] is v:
-            return known[1]
-        if isinstance(v, ir.Constant) and isinstance(v.type, ir.IntType):
-            c = v.constant if isinstance(v.constant, int) else 0
-            w = v.type.width
-            c &= (1 << w) - 1
-            if w > 1 and c >> (w - 1):
-                c -= 1 << w
-            return Affine.constant(c)
-        return self.set_form(v, Affine.atom(id(v)))
-
-    def set_form(self, v: ir.Value, form: Affine) -> Affine:
-        self._forms[id(v)] = (v, form)
-        return form
-
-    def set_atom(self, v: ir.Value, divisibility: int) -> Affine:
-        return self.set_form(v, Affine.atom(id(v), divisibility))
-
-    # ----------------------------------------------------------------- thread ids
-
-    def _cached(self, key: object, make: Callable[[], object]):
-        if key not in self._thread:
-            self._thread[key] = make()
-        return self._thread[key]
+    # ----------------------------------------------------------------- module symbols
 
     def intrinsic(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
-        fn = self.module.globals.get(name)
-        if fn is None:
-            fn = ir.Function(self.module, ir.FunctionType(ret, list(args)), name)
-        return fn
+        return intrinsic(self.module, name, ret, args)
 
-    def sreg(self, name: str, b: ir.IRBuilder | None = None) -> ir.Value:
-        """`%tid.x`, `%ctaid.y`, ... as an i32 (llvm.nvvm.read.ptx.sreg.*)."""
-        fn = self.intrinsic(f"llvm.nvvm.read.ptx.sreg.{name}", i32, [])
-        return (b or self.builder).call(fn, [])
-
-    @property
-    def tid(self) -> ir.Value:
-        return self._cached("tid", lambda: self.sreg("tid.x", self.entry_builder))
-
-    @property
-    def lane(self) -> ir.Value:
-        eb = self.entry_builder
-        return self._cached(
-            "lane", lambda: eb.and_(self.tid, ir.Constant(i32, self.threads_per_warp - 1))
-        )
-
-    @property
-    def warp(self) -> ir.Value:
-        eb = self.entry_builder
-        shift = self.threads_per_warp.bit_length() - 1
-        return self._cached("warp", lambda: eb.lshr(self.tid, ir.Constant(i32, shift)))
-
-    def thread_coords(self, layout: LinearLayout) -> tuple[ir.Value, ...]:
-        """This thread's coordinate in `layout` (register 0's element), one i32 per dim."""
-        return self._cached(("coords", layout), lambda: self._emit_thread_coords(layout))
-
-    def _emit_thread_coords(self, layout: LinearLayout) -> tuple[ir.Value, ...]:
-        b = self.entry_builder
-        zero = ir.Constant(i32, 0)
-        coords: list[ir.Value] = [zero] * layout.rank
-        for value, bases in ((self.lane, layout.lane), (self.warp, layout.warp)):
-            # Runs of consecutive id bits that map to consecutive bits of one dim become
-            # one `(id & mask) << shift`; a blocked layout needs one run per dim.
-            runs: list[list[int]] = []  # [dim, first bit, count, shift]
-            for bit, basis in enumerate(bases):
-                nonzero = [(d, x) for d, x in enumerate(basis) if x]
-                if not nonzero:
-                    continue
-                if len(nonzero) != 1 or nonzero[0][1] & (nonzero[0][1] - 1):
-                    raise NotImplementedError(f"layout basis {basis} is not a single bit")
-                d, x = nonzero[0]
-                shift = x.bit_length() - 1 - bit
-                last = runs[-1] if runs else None
-                if last and last[0] == d and last[1] + last[2] == bit and last[3] == shift:
-                    last[2] += 1
-                else:
-                    runs.append([d, bit, 1, shift])
-            for d, first, count, shift in runs:
-                part = b.and_(value, ir.Constant(i32, ((1 << count) - 1) << first))
-                if shift > 0:
-                    part = b.shl(part, ir.Constant(i32, shift))
-                elif shift < 0:
-                    part = b.lshr(part, ir.Constant(i32, -shift))
-                coords[d] = part if coords[d] is zero else b.or_(coords[d], part)
-        for d, c in enumerate(coords):
-            if c is not zero:
-                self.set_atom(c, layout.thread_divisibility(d))
-        return tuple(coords)
-
-    def owner_predicate(self, layout: LinearLayout | None) -> ir.Value | None:
-        """i1 "this thread owns its elements" when the layout replicates across threads
-        (None when every thread owns its elements). Scalars: thread 0 only."""
-        if layout is None:
-            return self._cached(
-                "owner0",
-                lambda: self.entry_builder.icmp_unsigned("==", self.tid, ir.Constant(i32, 0)),
-            )
-        lane_mask, warp_mask = layout.free_lane_mask, layout.free_warp_mask
-        if not lane_mask and not warp_mask:
-            return None
-
-        def make() -> ir.Value:
-            b = self.entry_builder
-            shift = self.threads_per_warp.bit_length() - 1
-            mask = lane_mask | (warp_mask << shift)
-            bits = b.and_(self.tid, ir.Constant(i32, mask))
-            return b.icmp_unsigned("==", bits, ir.Constant(i32, 0))
-
-        return self._cached(("owner", lane_mask, warp_mask), make)
+    def global_string(self, text: str) -> ir.Value:
+        """A NUL-terminated constant string in global memory, as a generic pointer."""
+        if text not in self._strings:
+            data = bytearray(text.encode() + b"\0")
+            ty = ir.ArrayType(ir.IntType(8), len(data))
+            g = ir.GlobalVariable(self.module, ty, f"str.{len(self._strings)}", addrspace=1)
+            g.global_constant = True
+            g.linkage = "internal"
+            g.initializer = ir.Constant(ty, data)
+            self._strings[text] = g
+        return self._strings[text]
 
     # ----------------------------------------------------------------- helpers
 
@@ -234,18 +257,6 @@ class FunctionLowering:
                 memo[key] = fn(*regs)
             out.append(memo[key])
         return out
-
-    def global_string(self, text: str) -> ir.Value:
-        """A NUL-terminated constant string in global memory, as a generic pointer."""
-        if text not in self._strings:
-            data = bytearray(text.encode() + b"\0")
-            ty = ir.ArrayType(ir.IntType(8), len(data))
-            g = ir.GlobalVariable(self.module, ty, f"str.{len(self._strings)}", addrspace=1)
-            g.global_constant = True
-            g.linkage = "internal"
-            g.initializer = ir.Constant(ty, data)
-            self._strings[text] = g
-        return self._strings[text]
 
     # ----------------------------------------------------------------- driving
 

@@ -2,7 +2,10 @@
 
 All threads of a program run the same control flow (conditions are scalars), so each
 construct becomes plain LLVM blocks; every loop-carried or merged value, scalar or tensor,
-becomes one `phi` per register.
+becomes one `phi` per register. Nothing is assumed about carried values while emitting:
+what vectorization needs to know about them (a pointer tensor advanced by a multiple of
+16 bytes stays aligned) is the axis info's fixed point over the loop, computed before
+lowering, so each loop is emitted once.
 
     %r = scf.for %i = %lb to %ub step %s iter_args(%acc = %init) -> (tensor<4xf32, #b>)
     ->  header:  %i = phi [lb, pre], [i.next, latch]    %acc.k = phi [init.k, pre], ...
@@ -21,9 +24,7 @@ from llvmlite import ir
 from xdsl.dialects import scf
 from xdsl.ir import Block, Operation, Region
 
-from tritium.codegen.lower.affine import Affine
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
-from tritium.codegen.lower.types import i1
 
 
 def lower_body(ctx: FunctionLowering, block: Block) -> Operation | None:
@@ -66,20 +67,10 @@ def scf_for(ctx: FunctionLowering, op: Operation) -> None:
     b.position_at_end(body)
     block = op.body.block
     ctx.set(block.args[0], [iv])
-    ctx.set_atom(iv, min(ctx.form(lb).divisibility, ctx.form(step).divisibility))
-    assumed = [
-        _assume(ctx, phis, init, ctx.loop_hints.get((id(op), i), {}))
-        for i, (phis, init) in enumerate(zip(carried, inits))
-    ]
     for arg, phis in zip(block.args[1:], carried):
         ctx.set(arg, phis)
     yield_ = lower_body(ctx, block)
     yielded = [ctx.get(v) for v in yield_.operands] if yield_ else []
-    for i, (plan, vals) in enumerate(zip(assumed, yielded)):
-        if plan is not None:
-            ok, hint = _check(ctx, plan, vals)
-            if not ok:
-                raise RetryLowering((id(op), i), hint)
     latch = b.block
     iv.add_incoming(b.add(iv, step), latch)
     _incoming(carried, yielded, latch)
@@ -88,61 +79,6 @@ def scf_for(ctx: FunctionLowering, op: Operation) -> None:
     b.position_at_end(exit_)
     for res, phis in zip(op.results, carried):
         ctx.set(res, phis)
-
-
-class RetryLowering(Exception):
-    """An assumption about a loop-carried value did not hold on the yield: lower the
-    function again with `hint` for it (module.py catches this). Hints only weaken (a
-    smaller divisibility, or None: assume nothing), so this ends."""
-
-    def __init__(self, key: tuple[int, int], hint: dict[int, int] | None):
-        super().__init__(str(key))
-        self.key, self.hint = key, hint
-
-
-def _assume(ctx: FunctionLowering, phis: list, init: list, hint: dict[int, int] | None):
-    """Loop-carried integers and pointers keep what made them vectorizable: each register
-    stays its group leader (the first register with the same atoms) plus the constant it
-    started at (a tensor of pointers advanced by a splat keeps its shape), and each leader
-    keeps a divisibility (its initial one, capped by `hint`). Assumed here, checked on the
-    yield (induction). Returns [(leader, offset, divisibility)] per register, or None."""
-    ty = phis[0].type
-    if hint is None or not isinstance(ty, ir.PointerType | ir.IntType) or ty == i1:
-        return None
-    forms = [ctx.form(v) for v in init]
-    plan: list[tuple[int, int, int]] = []
-    leaders: list[int] = []
-    for r, f in enumerate(forms):
-        for lead in leaders:
-            off = f.offset_from(forms[lead])
-            if off is not None:
-                plan.append((lead, off, 0))
-                break
-        else:
-            leaders.append(r)
-            plan.append((r, 0, min(f.divisibility, hint.get(r, f.divisibility))))
-    for r, (lead, off, div) in enumerate(plan):
-        if lead == r:
-            ctx.set_atom(phis[r], div)
-        else:
-            ctx.set_form(phis[r], ctx.form(phis[lead]) + Affine.constant(off))
-    return plan
-
-
-def _check(ctx: FunctionLowering, plan: list, vals: list) -> tuple[bool, dict[int, int] | None]:
-    """(True, _) when the yielded values keep the plan; else (False, the weaker hint to
-    retry with: smaller divisibilities, or None when the registers lost their shape)."""
-    forms = [ctx.form(v) for v in vals]
-    caps: dict[int, int] = {}
-    for r, (lead, off, div) in enumerate(plan):
-        if lead == r:
-            if forms[r].divisibility % div:
-                caps[r] = forms[r].divisibility
-        elif forms[r].offset_from(forms[lead]) != off:
-            return False, None
-    if not caps:
-        return True, None
-    return False, {r: min(d, caps.get(r, d)) for r, (lead, _, d) in enumerate(plan) if lead == r}
 
 
 @lowers("scf.if")

@@ -8,13 +8,14 @@
                bar.sync 0
                ld.shared(.v4) of the destination registers
 
-The smem slot of an element is `sum(coord[d] * strides[d])` (`scratch.convert_plan`:
+The smem slot of an element is `sum(coord[d] * strides[d])` (`tritium.analysis.convert_plan`:
 row-major in the destination's order, one element of padding per row when the source's
 fastest dim differs). Registers go 16 bytes per instruction where consecutive registers
 have consecutive, aligned slots. Duplicate registers of the source (a zero register
 basis) are not stored twice; duplicate threads store the same value to the same slot.
-Barriers come from the membar analysis (before the store when an earlier access may
-still be in flight, always between the store and the load).
+A barrier always separates the store from the load; one before the store is the
+`gpu.barrier` the membar pass put before the op when an earlier access may still be in
+flight.
 """
 
 from __future__ import annotations
@@ -22,17 +23,20 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from tritium.analysis.convert_plan import convert_plan, register_map
+from tritium.analysis.shared_bytes import element_bytes
 from tritium.codegen.lower.context import FunctionLowering, lowers
 from tritium.codegen.lower.shared import (
+    barrier,
     load_shared,
     offset_value,
+    scratch_offset,
     store_shared,
     sync,
     thread_offset,
     vector_width,
 )
 from tritium.codegen.lower.types import i32, llvm_type
-from tritium.codegen.scratch import convert_plan, element_bytes, register_map
 from tritium.ir.layouts import LinearLayout
 
 
@@ -54,7 +58,7 @@ def convert_layout(ctx: FunctionLowering, op: Operation) -> None:
         ctx.set(op.results[0], [regs[i] for i in mapping])
         return
     b = ctx.builder
-    base = ctx.smem_offsets[op]
+    base = scratch_offset(op)
     size = element_bytes(src_t)
     ty = llvm_type(src_t)
     max_v = max(1, 16 // size)
@@ -63,7 +67,7 @@ def convert_layout(ctx: FunctionLowering, op: Operation) -> None:
         slot = offset_value(ctx, thread, const)
         return b.add(b.mul(slot, ir.Constant(i32, size)), ir.Constant(i32, base))
 
-    sync(ctx, op, 0)
+    sync(ctx, op)  # the gpu.barrier before the op, if any
     thread, div = thread_offset(ctx, src, plan.strides)
     slots = _slots(src, plan.strides)
     v = vector_width(slots, div, max_v)
@@ -72,7 +76,7 @@ def convert_layout(ctx: FunctionLowering, op: Operation) -> None:
             continue  # a duplicate of a register stored already
         store_shared(ctx, address(thread, slots[g]), regs[g : g + v], None)
 
-    sync(ctx, op, 1)
+    barrier(ctx)
     thread, div = thread_offset(ctx, dst, plan.strides)
     slots = _slots(dst, plan.strides)
     v = vector_width(slots, div, max_v)

@@ -7,10 +7,11 @@ when it is blocked (dot_fma.py).
     %d = tt.dot %a, %b, %c : ... #ttg.dot_op<{opIdx = 0, parent = #blocked}> ... -> #blocked
       -> for each K step, one fma.rn.f32 per accumulator register
 
-Both find operands by coordinate: each accumulator register's coordinate (register part;
-the thread part is common to A's rows, B's columns and the accumulator by construction
-of the dot-operand layouts) names the A registers of its row and the B registers of its
-column (`register_index`).
+This file only checks the layouts and dispatches. Both lowerings find operands by
+coordinate: each accumulator register's coordinate (register part; the thread part is
+common to A's rows, B's columns and the accumulator by construction of the dot-operand
+layouts) names the A registers of its row and the B registers of its column
+(registers.py).
 """
 
 from __future__ import annotations
@@ -18,18 +19,11 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
-from tritium.ir.layouts import LinearLayout
+from tritium.codegen.lower.dot_fma import lower_fma_dot
+from tritium.codegen.lower.dot_mma import lower_mma_dot
 from tritium.ir.ttg import BlockedEncodingAttr
 from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
 from tritium.ir.types import encoding_of
-
-
-def register_index(layout: LinearLayout) -> dict[tuple[int, ...], int]:
-    """Register-part coordinate -> the first register holding it."""
-    out: dict[tuple[int, ...], int] = {}
-    for r in range(layout.num_registers):
-        out.setdefault(layout.register_coord(r), r)
-    return out
 
 
 @lowers("tt.dot")
@@ -46,15 +40,9 @@ def dot(ctx: FunctionLowering, op: Operation) -> None:
     if encoding_of(op.c.type) != parent:
         raise unsupported(op, "the accumulator must be in the result's layout")
     if isinstance(parent, NvidiaMmaEncodingAttr):
-        from tritium.codegen.lower.dot_mma import lower_mma_dot
-
         lower_mma_dot(ctx, op)
     elif isinstance(parent, BlockedEncodingAttr):
-        from tritium.codegen.lower.dot_fma import lower_fma_dot
-
         lower_fma_dot(ctx, op)
     else:
         raise unsupported(op, f"no dot lowering for result layout {parent}")
 
-
-__all__ = ["register_index"]

@@ -20,9 +20,9 @@ from llvmlite import ir
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, unsupported
-from tritium.codegen.lower.dot import register_index
-from tritium.codegen.lower.local_memory import load_registers, local_sync
-from tritium.codegen.lower.types import is_float_type, llvm_type
+from tritium.codegen.lower.local_memory import load_registers
+from tritium.codegen.lower.registers import register_index
+from tritium.codegen.lower.types import BFloatType, is_float_type, llvm_type
 from tritium.ir.types import shape_of
 
 
@@ -81,8 +81,6 @@ def lower_fma_dot(ctx: FunctionLowering, op: Operation) -> None:
     lc = ctx.layout(op.d.type)
     ty = llvm_type(op.d.type)
     a, bb = _Operand(ctx, op.a, ty), _Operand(ctx, op.b, ty)
-    for k in range(int(a.tile is not None) + int(bb.tile is not None)):
-        local_sync(ctx, op, k)  # the tiles are read here (local_membar.py)
     acc = list(ctx.get(op.c))
     K = shape_of(op.a.type)[1]
     if is_float_type(ty):
@@ -122,8 +120,6 @@ def lower_fma_dot(ctx: FunctionLowering, op: Operation) -> None:
 
 
 def _suffix(ty: ir.Type) -> str:
-    from tritium.codegen.lower.types import BFloatType
-
     if isinstance(ty, ir.FloatType):
         return "f32"
     if isinstance(ty, ir.DoubleType):

@@ -27,7 +27,9 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, unsupported
-from tritium.codegen.lower.dot import register_index
+from tritium.codegen.lower.ldmatrix import LdmatrixReader
+from tritium.codegen.lower.local_memory import load_registers, read_by_mma
+from tritium.codegen.lower.registers import register_index
 from tritium.codegen.lower.types import f32, i32
 from tritium.ir.layouts import LinearLayout
 from tritium.ir.types import element_type, shape_of
@@ -55,20 +57,19 @@ def _word(ctx: FunctionLowering, regs, first: int, per_word: int, memo) -> ir.Va
 
 class _Operand:
     """An operand's registers: already lowered, or read from its shared tile on demand
-    (a `local_load` deferred to the dot: ldmatrix, or vector ld.shared)."""
+    (a `local_load` deferred to the dot, `read_by_mma`: ldmatrix, or vector ld.shared)."""
 
     def __init__(self, ctx: FunctionLowering, value):
         self.ctx, self.value = ctx, value
-        self.tile = ctx.tiles.get(value)
+        load = value.owner
+        self.tile = None
         self.reader = None
         self.plain: dict[int, ir.Value] = {}
-        if self.tile is None:
-            self.regs = ctx.get(value)
-        else:
-            from tritium.codegen.lower.ldmatrix import LdmatrixReader
-
-            base, mem = self.tile
+        if isinstance(load, Operation) and load.name == "ttg.local_load" and read_by_mma(load):
+            base, mem = self.tile = (ctx.get1(load.src), load.src.type)
             self.reader = LdmatrixReader.of(ctx, value.type, base, mem)
+        else:
+            self.regs = ctx.get(value)
 
     def fetch(self, registers) -> None:
         if self.tile is None:
@@ -76,8 +77,6 @@ class _Operand:
         if self.reader is not None:
             self.reader.fetch(registers)
             return
-        from tritium.codegen.lower.local_memory import load_registers
-
         want = set(registers) - set(self.plain)
         if want:
             base, mem = self.tile
@@ -137,10 +136,6 @@ def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
         raise unsupported(op, "batched (3D) dots are not supported on mma")
     la, lb, lc = ctx.layout(op.a.type), ctx.layout(op.b.type), ctx.layout(op.d.type)
     a, bb = _Operand(ctx, op.a), _Operand(ctx, op.b)
-    from tritium.codegen.lower.local_memory import local_sync
-
-    for k in range(int(a.tile is not None) + int(bb.tile is not None)):
-        local_sync(ctx, op, k)  # the tiles are read here (local_membar.py)
     acc = list(ctx.get(op.c))
     try:
         steps = mma_steps(la, lb, lc, shape_of(op.a.type)[1], instr_k, per_word)

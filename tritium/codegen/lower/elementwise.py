@@ -2,13 +2,11 @@
 
     %c = arith.addi %a, %b : tensor<1024xi32, #blocked>   ->  c_k = add a_k, b_k   (k < 8)
 
-Registers with identical operands share one result (so a mask that is provably constant
-over 4 registers stays one LLVM value, which lets loads and stores use vector
-instructions). `arith.cmpi` adds the one rule that makes masks vectorizable: comparing a
-run of v consecutive values starting at a multiple of v against a value that is the same
-multiple-of-v on the whole run gives the same answer on the whole run
-(`offs < n` with `n % 4 == 0`, over each thread's 4 contiguous offsets).
-Integer results carry affine forms (affine.py) through add, sub, mul, shl and casts.
+Registers with identical operands share one result. `arith.cmpi` emits one compare per
+group of registers that the axis info proves equal (its constancy: `offs < n` with
+`n % 16 == 0` is one predicate per 4 contiguous offsets of a thread), so a mask stays one
+LLVM value per vector access through `broadcast` and `andi`, as the loads and stores that
+use it (one predicate per vector) expect.
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
-from tritium.codegen.lower.affine import Affine, contiguous_run
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.types import i1, llvm_type
 from tritium.ir.types import is_tensor
@@ -58,58 +55,16 @@ def _binary(ctx: FunctionLowering, op: Operation, emit) -> list[ir.Value]:
     return out
 
 
-def _with_forms(ctx: FunctionLowering, op: Operation, emit, combine) -> None:
-    def go(x: ir.Value, y: ir.Value) -> ir.Value:
-        v = emit(x, y)
-        f = combine(ctx.form(x), ctx.form(y), v)
-        if f is not None:
-            ctx.set_form(v, f)
-        return v
-
-    _binary(ctx, op, go)
-
-
-@lowers("arith.addi")
-def addi(ctx: FunctionLowering, op: Operation) -> None:
-    _with_forms(ctx, op, ctx.builder.add, lambda fa, fb, v: fa + fb)
-
-
-@lowers("arith.subi")
-def subi(ctx: FunctionLowering, op: Operation) -> None:
-    _with_forms(ctx, op, ctx.builder.sub, lambda fa, fb, v: fa - fb)
-
-
-def _mul_form(fa: Affine, fb: Affine, v: ir.Value) -> Affine:
-    if fb.is_constant:
-        return fa.scale(fb.const)
-    if fa.is_constant:
-        return fb.scale(fa.const)
-    return Affine.atom(id(v), fa.divisibility * fb.divisibility)
-
-
-@lowers("arith.muli")
-def muli(ctx: FunctionLowering, op: Operation) -> None:
-    _with_forms(ctx, op, ctx.builder.mul, _mul_form)
-
-
-@lowers("arith.shli")
-def shli(ctx: FunctionLowering, op: Operation) -> None:
-    width = llvm_type(op.lhs.type).width
-
-    def form(fa: Affine, fb: Affine, v: ir.Value) -> Affine | None:
-        if fb.is_constant and 0 <= fb.const < width:
-            return fa.scale(1 << fb.const)
-        return None
-
-    _with_forms(ctx, op, ctx.builder.shl, form)
-
-
 def _intrinsic2(ctx: FunctionLowering, name: str, ty: ir.Type):
     fn = ctx.intrinsic(f"llvm.{name}.{ty.intrinsic_name}", ty, [ty, ty])
     return lambda x, y: ctx.builder.call(fn, [x, y])
 
 
 _SIMPLE_INT = {
+    "arith.addi": "add",
+    "arith.subi": "sub",
+    "arith.muli": "mul",
+    "arith.shli": "shl",
     "arith.divsi": "sdiv",
     "arith.divui": "udiv",
     "arith.remsi": "srem",
@@ -234,42 +189,6 @@ _ICMP = {
     "ult": ("<", False), "ule": ("<=", False), "ugt": (">", False), "uge": (">=", False),
 }  # fmt: skip
 
-# Predicates whose result is constant over an aligned run when (lhs runs, rhs constant)
-# or (rhs runs, lhs constant): `x + k < y` for all k < v iff `x < y`, when v | x and v | y.
-_RUN_ON_LHS = {"slt", "ult", "sge", "uge"}
-_RUN_ON_RHS = {"sgt", "ugt", "sle", "ule"}
-
-
-def _leaders(ctx: FunctionLowering, pred: str, a: list, b: list) -> list[int]:
-    """For each register, the first register of the aligned run it provably equals."""
-    n = len(a)
-    fa, fb = [ctx.form(x) for x in a], [ctx.form(x) for x in b]
-    run, const = (fa, fb) if pred in _RUN_ON_LHS else (fb, fa)
-    if pred not in _RUN_ON_LHS | _RUN_ON_RHS:
-        return list(range(n))
-    out = list(range(n))
-    r = 0
-    while r < n:
-        v = 16
-        while v > 1:
-            if r % v == 0 and r + v <= n and _constant_run(run, const, r, v):
-                break
-            v //= 2
-        for k in range(r, r + max(v, 1)):
-            out[k] = r
-        r += max(v, 1)
-    return out
-
-
-def _constant_run(run: list[Affine], const: list[Affine], r: int, v: int) -> bool:
-    same = all(const[r + k].offset_from(const[r]) == 0 for k in range(v))
-    return (
-        same
-        and const[r].divisibility % v == 0
-        and contiguous_run(run, r, v, 1)
-        and run[r].divisibility % v == 0
-    )
-
 
 @lowers("arith.cmpi")
 def cmpi(ctx: FunctionLowering, op: Operation) -> None:
@@ -278,7 +197,7 @@ def cmpi(ctx: FunctionLowering, op: Operation) -> None:
     sym, signed = _ICMP[pred]
     cmp = b.icmp_signed if signed else b.icmp_unsigned
     a, c = ctx.get(op.lhs), ctx.get(op.rhs)
-    leaders = _leaders(ctx, pred, a, c)
+    leaders = ctx.axis.equal_registers(op.result)
     out: list[ir.Value] = []
     memo: dict[tuple[int, int], ir.Value] = {}
     for r, lead in enumerate(leaders):
@@ -325,16 +244,9 @@ def select(ctx: FunctionLowering, op: Operation) -> None:
 # --------------------------------------------------------------------------- casts
 
 
-def _cast(ctx: FunctionLowering, op: Operation, emit, keep_form: bool = False) -> None:
+def _cast(ctx: FunctionLowering, op: Operation, emit) -> None:
     ty = llvm_type(op.results[0].type)
-
-    def go(x: ir.Value) -> ir.Value:
-        v = emit(x, ty)
-        if keep_form:
-            ctx.set_form(v, ctx.form(x))
-        return v
-
-    ctx.set(op.results[0], ctx.zip_map([ctx.get(op.operands[0])], go))
+    ctx.set(op.results[0], ctx.zip_map([ctx.get(op.operands[0])], lambda x: emit(x, ty)))
 
 
 @lowers("arith.extsi", "arith.trunci", "arith.index_cast")
@@ -348,17 +260,12 @@ def int_resize(ctx: FunctionLowering, op: Operation) -> None:
             return b.trunc(x, ty)
         return x
 
-    _cast(ctx, op, emit, keep_form=True)
+    _cast(ctx, op, emit)
 
 
 @lowers("arith.extui")
 def extui(ctx: FunctionLowering, op: Operation) -> None:
-    def emit(x: ir.Value, ty: ir.Type) -> ir.Value:
-        v = ctx.builder.zext(x, ty)
-        ctx.set_form(v, Affine.atom(id(v), ctx.form(x).divisibility if x.type.width > 1 else 1))
-        return v
-
-    _cast(ctx, op, emit)
+    _cast(ctx, op, ctx.builder.zext)
 
 
 _CASTS = {
@@ -382,5 +289,4 @@ def simple_cast(ctx: FunctionLowering, op: Operation) -> None:
     def emit(x: ir.Value, ty: ir.Type) -> ir.Value:
         return x if x.type == ty else method(x, ty)
 
-    # An address keeps its form as an integer and back (both count bytes).
-    _cast(ctx, op, emit, keep_form=op.name in ("tt.int_to_ptr", "tt.ptr_to_int"))
+    _cast(ctx, op, emit)

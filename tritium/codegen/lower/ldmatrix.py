@@ -19,7 +19,7 @@ its lane bases are (K: one word, two words; M or N: 1, 2, 4) -- they always are.
 Lane L supplies the address of row L % 8 of matrix L / 8. That address is itself a linear
 layout over (lane, warp) -- lane bits 0-2 step the row, bits 3-4 pick the matrix, i.e.
 the register bases of word-index bits 0 and 1 -- so it goes through the same
-thread-offset / XOR / immediate split as every other tile access (local_memory.py).
+thread-offset / XOR / immediate split as every other tile access (tile_addressing.py).
 Each instruction loads words 4i .. 4i+3 of the thread (x2 / x1 when fewer are left).
 tf32 operands contiguous along M or N have no ldmatrix (it transposes 16-bit elements
 only): they take the plain ld.shared path, as upstream's do.
@@ -31,7 +31,8 @@ from llvmlite import ir
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering
-from tritium.codegen.lower.local_memory import TileAddressing, addressing
+from tritium.codegen.lower.shared import smem_pointer
+from tritium.codegen.lower.tile_addressing import TileAddressing, addressing
 from tritium.codegen.lower.types import i32, llvm_type
 from tritium.ir.layouts import LinearLayout
 from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
@@ -124,8 +125,6 @@ class LdmatrixReader:
         ret = i32 if x == 1 else ir.LiteralStructType([i32] * x)
         fn = ctx.intrinsic(name, ret, [ir.PointerType(addrspace=3)])
         b = ctx.builder
-        from tritium.codegen.lower.shared import smem_pointer
-
         coord = self.layout.register_coord(first * self.per_word)
         thread = self.addr_acc.thread_offset(ctx)
         addr = self.addr_acc.address(ctx, self.base, coord, thread)

@@ -8,120 +8,35 @@
       -> ld.shared.v4.b32 per 8 halves contiguous in the tile (ldmatrix for mma operands:
          ldmatrix.py)
     ttg.local_store %x, %s  /  ttg.local_alloc %x
-      -> bar.sync; st.shared.v4.b32 ...; bar.sync
+      -> st.shared.v4.b32 ...
 
-Addresses (`TileAddressing`): the element at coordinate c of a register is at
-`tile.offset(c)`, which is linear over GF(2) in c's bits (`tritium.ir.shared_layout`).
-A register's coordinate is its thread part (lanes and warps) XOR its register part, so
-its offset is `thread_offset ^ register_offset`. The thread part is computed once in the
-entry block (the swizzle formula on the thread's coordinate); the register part is a
-constant whose bits that a thread offset may also set (`span`) are XORed in, the rest
-added: `base + ((thread ^ x) + y)`, y ending up as the instruction's immediate.
+Addresses inside a tile: `TileAddressing` (tile_addressing.py).
 
-Barriers: `local_membar.py` says which tile accesses need a `bar.sync` first (a read after
-a write, a write after a read or write of the same allocation since the last barrier).
-`local_alloc` without a source and `local_dealloc` are barriers: the allocator lets such
-a buffer share bytes with other ops' scratch used before or after it.
-Async copies into tiles and their waits are in async_copy.py.
+Barriers are `gpu.barrier` ops the membar pass placed (tritium.analysis.membar): before a
+tile access racing with an earlier one, and before a `local_alloc` without a source and
+a `local_dealloc`. Async copies into tiles and their waits are in async_copy.py.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from llvmlite import ir
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
-from tritium.codegen.lower.shared import barrier, load_shared, store_shared
+from tritium.codegen.lower.ldmatrix import try_ldmatrix
+from tritium.codegen.lower.shared import load_shared, store_shared
+from tritium.codegen.lower.tile_addressing import addressing
 from tritium.codegen.lower.types import i32, llvm_type
-from tritium.codegen.scratch import element_bytes
-from tritium.ir.layouts import LinearLayout
-from tritium.ir.shared_layout import SharedTile, memdesc_tile
-from tritium.ir.ttg_mma import MemDescType, memdesc_bytes
+from tritium.ir.ttg_mma import (
+    DotOperandEncodingAttr,
+    MemDescType,
+    NvidiaMmaEncodingAttr,
+    memdesc_bytes,
+)
 from tritium.ir.types import element_type, encoding_of
 
 OFFSET_ATTR = "allocation.offset"
-
-
-# --------------------------------------------------------------------------- addressing
-
-
-def _log2(n: int) -> int:
-    return n.bit_length() - 1
-
-
-@dataclass(frozen=True)
-class TileAddressing:
-    """Byte offsets, inside one tile, of the elements a distributed layout's threads hold."""
-
-    layout: LinearLayout
-    tile: SharedTile
-    elem_bytes: int
-
-    @property
-    def span(self) -> int:
-        """Bits (of byte offsets) that the thread part of an offset may set."""
-        out = 0
-        for b in self.layout.lane + self.layout.warp:
-            out |= self.tile.offset(b) * self.elem_bytes
-        return out
-
-    def register_parts(self, coord) -> tuple[int, int]:
-        """(xor part, add part) in bytes of a register coordinate's offset."""
-        off = self.tile.offset(coord) * self.elem_bytes
-        span = self.span
-        return off & span, off & ~span
-
-    def thread_offset(self, ctx: FunctionLowering) -> ir.Value | None:
-        """This thread's part of every offset, in bytes (entry block; None when 0)."""
-        if not self.span:
-            return None
-        return ctx._cached(("tile-thread", self), lambda: self._emit_thread(ctx))
-
-    def _emit_thread(self, ctx: FunctionLowering) -> ir.Value:
-        b = ctx.entry_builder
-        coords = ctx.thread_coords(self.layout)
-        t = self.tile
-        c, r = coords[t.order[0]], coords[t.order[1]]
-        const = lambda v: ir.Constant(i32, v)  # noqa: E731
-        zero = lambda v: isinstance(v, ir.Constant)  # noqa: E731  (thread_coords' 0)
-        col = None if zero(c) else c
-        if t.swizzled and not zero(r):
-            phase = b.and_(b.lshr(r, const(_log2(t.per_phase))), const(t.max_phase - 1))
-            moved = b.shl(phase, const(_log2(t.vec)))
-            col = moved if col is None else b.xor(col, moved)
-        off = None if zero(r) else b.mul(r, const(t.row_length))
-        if col is not None:
-            off = col if off is None else b.add(off, col)
-        return b.shl(off, const(_log2(self.elem_bytes))) if self.elem_bytes > 1 else off
-
-    def vector_width(self, max_bytes: int = 16) -> int:
-        """Registers per access: consecutive along the tile's contiguous dim, aligned, in
-        one swizzle group, and not split by the thread's own coordinate."""
-        d = self.tile.order[0]
-        v = min(max(1, max_bytes // self.elem_bytes), self.tile.contiguous)
-        v = min(v, self.layout.contiguous_registers(d), self.layout.thread_divisibility(d))
-        return max(1, 1 << _log2(max(1, v)))
-
-    def address(
-        self, ctx: FunctionLowering, base: ir.Value, coord, thread: ir.Value | None
-    ) -> ir.Value:
-        """`base + ((thread ^ x) + y)` as an i32 byte offset in the shared window."""
-        b = ctx.builder
-        x, y = self.register_parts(coord)
-        off = thread
-        if x:
-            off = ir.Constant(i32, x) if off is None else b.xor(off, ir.Constant(i32, x))
-        if y:
-            off = ir.Constant(i32, y) if off is None else b.add(off, ir.Constant(i32, y))
-        return base if off is None else b.add(base, off)
-
-
-def addressing(ctx: FunctionLowering, tensor_type, mem_type: MemDescType) -> TileAddressing:
-    layout = ctx.layout(tensor_type)
-    return TileAddressing(layout, memdesc_tile(mem_type), element_bytes(tensor_type))
 
 
 # --------------------------------------------------------------------------- ops
@@ -134,36 +49,18 @@ def local_alloc(ctx: FunctionLowering, op: Operation) -> None:
         raise unsupported(op, "no allocation.offset: run allocate-shared-memory first")
     base = ir.Constant(i32, attr.value.data)
     ctx.set(op.result, [base])
-    if op.src is None:
-        barrier(ctx)  # the bytes may have been another op's scratch until now
-        return
-    local_sync(ctx, op)
-    store_tile(ctx, op.src, base, op.result.type)
+    if op.src is not None:
+        store_tile(ctx, op.src, base, op.result.type)
 
 
 @lowers("ttg.local_store")
 def local_store(ctx: FunctionLowering, op: Operation) -> None:
-    local_sync(ctx, op)
     store_tile(ctx, op.src, ctx.get1(op.dst), op.dst.type)
-
-
-def local_sync(ctx: FunctionLowering, op: Operation, access: int = 0) -> None:
-    """A bar.sync before `op`'s tile access number `access` when local_membar.py asks."""
-    from tritium.codegen.local_membar import local_barrier_points
-
-    def points():
-        func = op
-        while func.parent_op() is not None and func.name != "tt.func":
-            func = func.parent_op()
-        return local_barrier_points(func)
-
-    if (id(op), access) in ctx._cached("local-barriers", points):
-        barrier(ctx)
 
 
 @lowers("ttg.local_dealloc")
 def local_dealloc(ctx: FunctionLowering, op: Operation) -> None:
-    barrier(ctx)  # every read of the buffer is done before its bytes serve another op
+    pass  # (the gpu.barrier before it ends the reads of the buffer: membar pass)
 
 
 @lowers("ttg.memdesc_index")
@@ -193,14 +90,10 @@ def store_tile(ctx: FunctionLowering, value, base: ir.Value, mem_type: MemDescTy
 
 @lowers("ttg.local_load")
 def local_load(ctx: FunctionLowering, op: Operation) -> None:
-    from tritium.codegen.lower.ldmatrix import try_ldmatrix
-
     _check_tile(ctx, op.result.type, op.src.type)
-    local_sync(ctx, op)
-    base = ctx.get1(op.src)
     if read_by_mma(op):
-        ctx.tiles[op.result] = (base, op.src.type)  # dot_mma.py reads it step by step
-        return
+        return  # dot_mma.py reads the tile itself, step by step
+    base = ctx.get1(op.src)
     regs = try_ldmatrix(ctx, op, base)
     if regs is None:
         regs = load_tile(ctx, op.result.type, base, op.src.type)
@@ -210,8 +103,6 @@ def local_load(ctx: FunctionLowering, op: Operation) -> None:
 def read_by_mma(op: Operation) -> bool:
     """Whether every use of a local_load is an mma.sync dot in its block, which then reads
     the tile itself, K step by K step (fewer live registers, loads next to their mmas)."""
-    from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
-
     enc = encoding_of(op.result.type)
     if not isinstance(enc, DotOperandEncodingAttr) or not isinstance(
         enc.parent, NvidiaMmaEncodingAttr
@@ -263,11 +154,8 @@ def _check_tile(ctx: FunctionLowering, tensor_type, mem_type) -> None:
 
 
 __all__ = [
-    "TileAddressing",
-    "addressing",
     "load_registers",
     "load_tile",
-    "local_sync",
     "read_by_mma",
     "store_tile",
 ]

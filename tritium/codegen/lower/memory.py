@@ -9,9 +9,10 @@
 
 Loads and stores are PTX inline asm (predicated by the mask, `other` moved into the
 destination first), like upstream's, so that a masked-off lane never touches memory.
-The vector width is the largest v (at most 16 bytes) such that every aligned group of v
-registers has consecutive addresses starting at a multiple of v*elem bytes and one mask
-value (affine.py proves both). Stores of a replicated layout are done by the owning
+The vector width comes from the TTGIR's axis info (`AxisInfoAnalysis.vector_width`,
+upstream's rule): the layout's contiguous elements per thread, capped by the pointers'
+contiguity and alignment, the mask's constancy and 16 bytes; each aligned group of that
+many registers is one instruction under the mask of its first register. Stores of a replicated layout are done by the owning
 thread and register only (`LinearLayout.is_owner`); a scalar store by thread 0 only.
 """
 
@@ -20,48 +21,26 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
-from tritium.codegen.lower.affine import aligned_contiguous
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.types import byte_size, i1, i8, i64, llvm_type, memory_type
 from tritium.ir.types import element_type
-
-MAX_VECTOR_BYTES = 16
 
 
 @lowers("tt.addptr")
 def addptr(ctx: FunctionLowering, op: Operation) -> None:
     b = ctx.builder
     elem = memory_type(element_type(op.ptr.type).pointee)
-    size = byte_size(elem)
 
     def emit(p: ir.Value, off: ir.Value) -> ir.Value:
         wide = off
         if off.type.width < 64:
             wide = b.zext(off, i64) if off.type.width == 1 else b.sext(off, i64)
-        v = b.gep(p, [wide], source_etype=elem)
-        ctx.set_form(v, ctx.form(p) + ctx.form(off).scale(size))
-        return v
+        return b.gep(p, [wide], source_etype=elem)
 
     ctx.set(op.result, ctx.zip_map([ctx.get(op.ptr), ctx.get(op.offset)], emit))
 
 
 # --------------------------------------------------------------------------- vectors
-
-
-def vector_width(
-    ctx: FunctionLowering, ptrs: list[ir.Value], masks: list[ir.Value] | None, size: int
-) -> int:
-    """Registers per memory instruction (a power of two, at most 16 bytes)."""
-    forms = [ctx.form(p) for p in ptrs]
-    v = min(MAX_VECTOR_BYTES // size, len(ptrs))
-    while v > 1:
-        same_mask = masks is None or all(
-            masks[g + k] is masks[g] for g in range(0, len(masks), v) for k in range(v)
-        )
-        if same_mask and aligned_contiguous(forms, v, size):
-            return v
-        v //= 2
-    return 1
 
 
 class Words:
@@ -164,7 +143,7 @@ def load(ctx: FunctionLowering, op: Operation) -> None:
     others = ctx.get(op.other) if op.other is not None and masks is not None else None
     result_ty = llvm_type(op.result.type)
     elem = memory_type(op.result.type)
-    vec = vector_width(ctx, ptrs, masks, byte_size(elem))
+    vec = ctx.axis.vector_width(op)
     words = Words(elem, vec)
     instr = _load_instruction(op) + words.suffix
     memo: dict[tuple[int, ...], list[ir.Value]] = {}
@@ -243,9 +222,9 @@ def store(ctx: FunctionLowering, op: Operation) -> None:
     if llvm_type(op.value.type) == i1:
         values = ctx.zip_map([values], lambda x: b.zext(x, i8))
     layout = ctx.layout(op.ptr.type)
-    owner = ctx.owner_predicate(layout)
+    owner = ctx.threads.owner_predicate(layout)
     free_registers = layout.free_register_mask if layout is not None else 0
-    vec = vector_width(ctx, ptrs, masks, byte_size(elem))
+    vec = ctx.axis.vector_width(op)
     words = Words(elem, vec)
     instr = _store_instruction(op) + words.suffix
     preds: dict[int, ir.Value] = {}

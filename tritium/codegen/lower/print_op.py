@@ -22,8 +22,8 @@ the host synchronizes.
 
 Differences from upstream, both to print each element once: registers that duplicate
 another register (`layout.free_register_mask`) and threads holding copies of another
-thread's elements (`ctx.owner_predicate`) print nothing; a scalar, or a prefix with no
-values, is printed by thread 0 only (upstream: by every thread). `%` in the prefix is
+thread's elements (`ctx.threads.owner_predicate`) print nothing; a scalar, or a prefix
+with no values, is printed by thread 0 only (upstream: by every thread). `%` in the prefix is
 escaped. Floats with `hex` print their own bits (upstream: the bits of the double).
 """
 
@@ -96,8 +96,9 @@ class _Printf:
 
     def buffer(self, types: list[ir.Type]) -> tuple[ir.Value, ir.Type]:
         struct = ir.LiteralStructType(types)
-        eb = self.ctx.entry_builder
-        buf = self.ctx._cached(("printf.args", str(struct)), lambda: eb.alloca(struct))
+        eb = self.ctx.threads.entry_builder
+        key = ("printf.args", str(struct))
+        buf = self.ctx.threads.entry_value(key, lambda: eb.alloca(struct))
         return buf, struct
 
     def __call__(self, fmt: str, args: list[ir.Value]) -> None:
@@ -137,10 +138,10 @@ def print_(ctx: FunctionLowering, op: Operation) -> None:
     if not op.args:
 
         def emit_prefix() -> None:
-            pid = [ctx.sreg(f"ctaid.{a}") for a in AXES]
+            pid = [ctx.threads.sreg(f"ctaid.{a}", ctx.builder) for a in AXES]
             printf(f"pid (%u, %u, %u){prefix}", pid)
 
-        _guarded(ctx, ctx.owner_predicate(None), emit_prefix)
+        _guarded(ctx, ctx.threads.owner_predicate(None), emit_prefix)
         return
     many = len(op.args) > 1
     for n, (value, signed) in enumerate(zip(op.args, op.signed_list)):
@@ -152,11 +153,11 @@ def print_(ctx: FunctionLowering, op: Operation) -> None:
         fmt = f"pid (%u, %u, %u) idx ({dims}){prefix}{f'(operand {n}) ' if many else ''}{conv}"
 
         def emit(regs=regs, layout=layout, fmt=fmt, arg_ty=arg_ty, signed=signed) -> None:
-            pid = [ctx.sreg(f"ctaid.{a}") for a in AXES]
+            pid = [ctx.threads.sreg(f"ctaid.{a}", ctx.builder) for a in AXES]
             if layout is None:
                 printf(fmt, pid + [_convert(b, regs[0], arg_ty, signed)])
                 return
-            thread = ctx.thread_coords(layout)
+            thread = ctx.threads.thread_coords(layout)
             for r, reg in enumerate(regs):
                 if r & layout.free_register_mask:
                     continue  # a copy of a register printed already
@@ -166,4 +167,4 @@ def print_(ctx: FunctionLowering, op: Operation) -> None:
                 ]
                 printf(fmt, pid + index + [_convert(b, reg, arg_ty, signed)])
 
-        _guarded(ctx, ctx.owner_predicate(layout), emit)
+        _guarded(ctx, ctx.threads.owner_predicate(layout), emit)

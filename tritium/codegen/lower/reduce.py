@@ -1,5 +1,5 @@
 """`tt.reduce`: within a thread, across lanes by butterfly shuffles, across warps through
-shared memory (the plan is `tritium.codegen.scratch.reduce_plan`).
+shared memory (the plan is `tritium.analysis.reduce_plan`).
 
     %m = "tt.reduce"(%x) <{axis = 0 : i32}> ({ ^bb0(%a: f32, %b: f32):
            %c = arith.maxnumf %a, %b : f32   tt.reduce.return %c : f32 })
@@ -24,10 +24,14 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from tritium.analysis.reduce_plan import ReducePlan, plan_for_reduce, row_major
+from tritium.analysis.shared_bytes import element_bytes
 from tritium.codegen.lower.context import FunctionLowering, lowers
 from tritium.codegen.lower.shared import (
+    barrier,
     load_shared,
     offset_value,
+    scratch_offset,
     shuffle_idx,
     shuffle_xor,
     store_shared,
@@ -36,7 +40,6 @@ from tritium.codegen.lower.shared import (
     vector_width,
 )
 from tritium.codegen.lower.types import i32, llvm_type
-from tritium.codegen.scratch import ReducePlan, element_bytes, plan_for_reduce, row_major
 from tritium.ir.types import is_tensor
 
 Values = tuple[ir.Value, ...]  # one register per operand
@@ -103,9 +106,10 @@ def reduce(ctx: FunctionLowering, op: Operation) -> None:
 
 
 def _leader_lane(ctx: FunctionLowering, axis_lanes: int) -> ir.Value:
-    eb = ctx.entry_builder
-    return ctx._cached(
-        ("leader", axis_lanes), lambda: eb.and_(ctx.lane, ir.Constant(i32, 31 & ~axis_lanes))
+    eb = ctx.threads.entry_builder
+    lane = ctx.threads.lane
+    return ctx.threads.entry_value(
+        ("leader", axis_lanes), lambda: eb.and_(lane, ir.Constant(i32, 31 & ~axis_lanes))
     )
 
 
@@ -141,12 +145,13 @@ def _writer_predicate(ctx: FunctionLowering, plan: ReducePlan) -> ir.Value | Non
     mask = plan.lane_mask("lane") | plan.src.free_lane_mask | (plan.src.free_warp_mask << 5)
     if not mask:
         return None
-    eb = ctx.entry_builder
+    eb = ctx.threads.entry_builder
 
     def make() -> ir.Value:
-        return eb.icmp_unsigned("==", eb.and_(ctx.tid, ir.Constant(i32, mask)), ir.Constant(i32, 0))
+        bits = eb.and_(ctx.threads.tid, ir.Constant(i32, mask))
+        return eb.icmp_unsigned("==", bits, ir.Constant(i32, 0))
 
-    return ctx._cached(("writer", mask), make)
+    return ctx.threads.entry_value(("writer", mask), make)
 
 
 def _warp_partial(ctx: FunctionLowering, plan: ReducePlan) -> ir.Value | None:
@@ -156,28 +161,28 @@ def _warp_partial(ctx: FunctionLowering, plan: ReducePlan) -> ir.Value | None:
         return None
 
     def make() -> ir.Value:
-        eb = ctx.entry_builder
+        eb = ctx.threads.entry_builder
         total = None
         for k, bit in parts:
-            v = eb.and_(ctx.warp, ir.Constant(i32, 1 << bit))
+            v = eb.and_(ctx.threads.warp, ir.Constant(i32, 1 << bit))
             v = eb.shl(v, ir.Constant(i32, k - bit)) if k > bit else v
             v = eb.lshr(v, ir.Constant(i32, bit - k)) if bit > k else v
             total = v if total is None else eb.or_(total, v)
         return total
 
-    return ctx._cached(("warp-partial", plan.smem_bits), make)
+    return ctx.threads.entry_value(("warp-partial", plan.smem_bits), make)
 
 
 def _through_smem(ctx, op, plan: ReducePlan, groups, combine) -> None:
     b = ctx.builder
-    base = ctx.smem_offsets[op]
+    base = scratch_offset(op)
     types = [v.type for v in op.operands]
     offsets = plan.operand_offsets(types)
     sizes = [element_bytes(t) for t in types]
     n_out, n_part = plan.num_outputs, plan.partials
 
     # ---- write: slot(p, o) = p * n_out + lin(o)
-    sync(ctx, op, 0)
+    sync(ctx, op)  # the gpu.barrier before the op, if any
     pred = _writer_predicate(ctx, plan)
     strides = _out_strides(plan)
     thread_lin, _ = thread_offset(ctx, plan.src, strides)
@@ -201,7 +206,7 @@ def _through_smem(ctx, op, plan: ReducePlan, groups, combine) -> None:
                 store_shared(ctx, addr, [v], pred)
 
     # ---- read: every thread folds the partials of each of its result registers
-    sync(ctx, op, 1)
+    barrier(ctx)
     dst = plan.dst
     if dst is None:
         consts = [0]

@@ -3,7 +3,7 @@
     %c = "tt.scan"(%x) <{axis = 0 : i32, reverse = false}> ({ ... arith.addi ... })
         : (tensor<1024xi32, #blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4]>>)
 
-The plan (`scratch.scan_plan`) splits the axis bits of the layout, from the lowest axis
+The plan (`tritium.analysis.scan_plan`) splits the axis bits of the layout, from the lowest axis
 position up, into chunk register bits, lane bits, warp bits and repetition register bits.
 Then, for every chunk of contiguous elements a thread holds:
 
@@ -27,11 +27,19 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from tritium.analysis.scan_plan import plan_for_scan
+from tritium.analysis.shared_bytes import align, element_bytes
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.reduce import _combiner
-from tritium.codegen.lower.shared import load_shared, shuffle_idx, store_shared, sync
+from tritium.codegen.lower.shared import (
+    barrier,
+    load_shared,
+    scratch_offset,
+    shuffle_idx,
+    store_shared,
+    sync,
+)
 from tritium.codegen.lower.types import i32, llvm_type
-from tritium.codegen.scratch import align, element_bytes, plan_for_scan
 
 Values = tuple[ir.Value, ...]
 Valid = bool | ir.Value  # known at compile time, or an i1
@@ -118,7 +126,7 @@ class _Scan:
 
     def lanes(self, totals: dict[int, Values]):
         """Inclusive scan of the chunk totals across lanes; each lane's exclusive prefix."""
-        plan, b, lane = self.plan, self.b, self.ctx.lane
+        plan, b, lane = self.plan, self.b, self.ctx.threads.lane
         if not plan.lanes:
             return dict(totals), {g: None for g in totals}, False
         incl = dict(totals)
@@ -153,7 +161,7 @@ class _Scan:
         lane_mask = sum(1 << x for x in plan.lanes)
         if not plan.warps:
             if plan.lanes:  # the last lane's inclusive total, to everyone
-                last = b.and_(ctx.lane, self.const(~lane_mask & 31))
+                last = b.and_(ctx.threads.lane, self.const(~lane_mask & 31))
                 if not self.reverse:
                     last = b.or_(last, self.const(lane_mask))
                 tiles = {g: tuple(shuffle_idx(ctx, x, last) for x in v) for g, v in incl.items()}
@@ -162,15 +170,15 @@ class _Scan:
             return {g: None for g in incl}, False, tiles
         nw, nl = plan.layout.num_warps, plan.layout.num_lanes
         warp_mask = sum(1 << x for x in plan.warps)
-        lane_pos = self.field(ctx.lane, plan.lanes) if plan.lanes else None
+        lane_pos = self.field(ctx.threads.lane, plan.lanes) if plan.lanes else None
         writer = None
         if lane_pos is not None:
             last = 0 if self.reverse else (1 << len(plan.lanes)) - 1
             writer = b.icmp_unsigned("==", lane_pos, self.const(last))
-        row_lane = b.and_(ctx.lane, self.const(~lane_mask & 31))
-        warp_rest = b.and_(ctx.warp, self.const(~warp_mask & 0xFFFFFFFF))
+        row_lane = b.and_(ctx.threads.lane, self.const(~lane_mask & 31))
+        warp_rest = b.and_(ctx.threads.warp, self.const(~warp_mask & 0xFFFFFFFF))
         types = [s.type for s in self.op.srcs]
-        bases, base = [], ctx.smem_offsets[self.op]
+        bases, base = [], scratch_offset(self.op)
         for t in types:
             bases.append(base)
             base += align(plan.slots() * element_bytes(t))
@@ -179,12 +187,12 @@ class _Scan:
             slot = b.add(b.mul(b.add(self.const(gi * nw), warp), self.const(nl)), row_lane)
             return b.add(b.mul(slot, self.const(element_bytes(types[i]))), self.const(bases[i]))
 
-        sync(ctx, self.op, 0)
+        sync(ctx, self.op)  # the gpu.barrier before the op, if any
         for gi, g in enumerate(plan.groups):
             for i, x in enumerate(incl[g]):
-                store_shared(ctx, address(i, gi, ctx.warp), [x], writer)
-        sync(ctx, self.op, 1)
-        wpos = self.field(ctx.warp, plan.warps)
+                store_shared(ctx, address(i, gi, ctx.threads.warp), [x], writer)
+        barrier(ctx)
+        wpos = self.field(ctx.threads.warp, plan.warps)
         prefixes, valid, tiles = {}, False, {}
         order = list(range(1 << len(plan.warps)))
         order = order[::-1] if self.reverse else order

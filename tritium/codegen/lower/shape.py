@@ -21,9 +21,9 @@ from collections.abc import Callable
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from tritium.analysis.convert_plan import Coord, register_map
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.types import i32
-from tritium.codegen.scratch import Coord, register_map
 
 
 def _gather(ctx: FunctionLowering, op: Operation, to_src: Callable[[Coord], Coord]) -> None:
@@ -43,7 +43,7 @@ def _gather(ctx: FunctionLowering, op: Operation, to_src: Callable[[Coord], Coor
 def make_range(ctx: FunctionLowering, op: Operation) -> None:
     layout = ctx.layout(op.result.type)
     start = op.start.value.data
-    (thread,) = ctx.thread_coords(layout)
+    (thread,) = ctx.threads.thread_coords(layout)
     b = ctx.builder
     regs = []
     for r in range(layout.num_registers):
@@ -51,9 +51,7 @@ def make_range(ctx: FunctionLowering, op: Operation) -> None:
         if isinstance(thread, ir.Constant):
             regs.append(c)
             continue
-        v = b.add(thread, c, flags=("nuw", "nsw"))
-        ctx.set_form(v, ctx.form(thread) + ctx.form(c))
-        regs.append(v)
+        regs.append(b.add(thread, c, flags=("nuw", "nsw")))
     ctx.set(op.result, regs)
 
 

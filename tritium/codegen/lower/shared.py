@@ -5,7 +5,7 @@
     smem_address(ctx, 32 + 4 * k)    -> i32 address in the shared window (global_smem + off)
     store_shared(ctx, addr, vs, p)   -> @p st.shared.v4.b32 [ addr + 0 ], { ... };
     load_shared(ctx, addr, ty, 4)    -> ld.shared.v4.b32 (an LLVM vector load)
-    barrier(ctx)                     -> bar.sync 0
+    gpu.barrier, barrier(ctx)        -> bar.sync 0
 
 Shared memory is one dynamic buffer, `@global_smem = external addrspace(3) global
 [0 x i8], align 16` (`.extern .shared .align 16 .b8 global_smem[]` in PTX, sized at
@@ -13,13 +13,22 @@ launch by `metadata["shared"]`), addressed with 32-bit pointers (`--nvptx-short-
 as upstream). Stores that only some threads make are predicated inline PTX (like
 `tt.store`); loads are plain LLVM loads, which LLVM may merge or drop but never moves
 across a barrier.
+
+Barriers are decided before lowering (the `membar` pass puts `gpu.barrier` ops in the IR);
+the lowering only emits them. A `gpu.barrier` right before an op with scratch (a
+reduction, scan, conversion or atomic with `allocation.offset`) is emitted where that op
+starts using shared memory (`sync`): what the op does before (in-thread combines,
+shuffles, the atomics themselves) touches registers only. The barrier between an op's own
+scratch writes and reads is the op's (`barrier`), as upstream's lowering emits it.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
+from xdsl.ir import Operation
 
-from tritium.codegen.lower.context import FunctionLowering
+from tritium.analysis.allocation import offset_of
+from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.memory import Words
 from tritium.codegen.lower.types import byte_size, i1, i8, i32, i64
 from tritium.ir.layouts import LinearLayout
@@ -186,16 +195,16 @@ def thread_offset(
         return None, div
 
     def make() -> ir.Value:
-        eb = ctx.entry_builder
+        eb = ctx.threads.entry_builder
         total = None
-        for c, s in zip(ctx.thread_coords(layout), strides):
+        for c, s in zip(ctx.threads.thread_coords(layout), strides):
             if not s or isinstance(c, ir.Constant):
                 continue
             term = c if s == 1 else eb.mul(c, ir.Constant(i32, s))
             total = term if total is None else eb.add(total, term)
         return total
 
-    return ctx._cached(("offset", layout, strides), make), div
+    return ctx.threads.entry_value(("offset", layout, strides), make), div
 
 
 def vector_width(consts: list[int], thread_div: int, max_v: int) -> int:
@@ -222,15 +231,38 @@ def offset_value(ctx: FunctionLowering, thread: ir.Value | None, const: int) -> 
     return c if thread is None else ctx.builder.add(thread, c)
 
 
-def sync(ctx: FunctionLowering, op, access: int) -> None:
-    """A barrier before `op`'s access number `access` when the membar analysis asks for one."""
-    if (id(op), access) in ctx.barrier_points:
+def scratch_offset(op: Operation) -> int:
+    """Where `op`'s scratch starts (its `allocation.offset`, from allocate-shared-memory)."""
+    offset = offset_of(op)
+    if offset is None:
+        raise unsupported(op, "no allocation.offset: run allocate-shared-memory first")
+    return offset
+
+
+def _uses_scratch(op: Operation | None) -> bool:
+    return op is not None and op.name != "ttg.local_alloc" and offset_of(op) is not None
+
+
+@lowers("gpu.barrier")
+def gpu_barrier(ctx: FunctionLowering, op: Operation) -> None:
+    if _uses_scratch(op.next_op):
+        ctx.pending_barrier = op.next_op  # emitted by `sync` when that op starts on smem
+        return
+    barrier(ctx)
+
+
+def sync(ctx: FunctionLowering, op: Operation) -> None:
+    """Where `op` starts writing its scratch: the `gpu.barrier` placed right before it."""
+    if ctx.pending_barrier is op:
+        ctx.pending_barrier = None
         barrier(ctx)
 
 
 __all__ = [
     "barrier",
+    "gpu_barrier",
     "load_shared",
+    "scratch_offset",
     "shuffle_idx",
     "shuffle_xor",
     "smem_pointer",

@@ -15,9 +15,9 @@ AXES = "xyz"
 
 @lowers("tt.get_program_id")
 def get_program_id(ctx: FunctionLowering, op: Operation) -> None:
-    ctx.set(op.result, [ctx.sreg(f"ctaid.{AXES[op.axis_value]}")])
+    ctx.set(op.result, [ctx.threads.sreg(f"ctaid.{AXES[op.axis_value]}", ctx.builder)])
 
 
 @lowers("tt.get_num_programs")
 def get_num_programs(ctx: FunctionLowering, op: Operation) -> None:
-    ctx.set(op.result, [ctx.sreg(f"nctaid.{AXES[op.axis_value]}")])
+    ctx.set(op.result, [ctx.threads.sreg(f"nctaid.{AXES[op.axis_value]}", ctx.builder)])

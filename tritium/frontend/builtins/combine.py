@@ -6,7 +6,8 @@
                              tt.reduce.return %s_1 : f32
                            }) : (tensor<128xf32>) -> f32
 
-`combine_block` builds the region's block: the combine function is a `@jit` function,
+`combine_block` builds the region's block: the combine function is a `@jit` function (a
+KernelSource),
 inlined by the code generator the builtin received (`_generator`). The combine
 functions of `tl.sum`, `max`, `min`, `argmax`, `argmin`, `xor_sum`, `cumsum` and
 `cumprod` are written in the language itself, as upstream's `standard.py`.
@@ -18,7 +19,7 @@ from xdsl.ir import Block
 
 from tritium.frontend.builtins.elementwise import maximum, minimum, where
 from tritium.frontend.core import constexpr, tensor, unwrap
-from tritium.frontend.jit import jit
+from tritium.frontend.kernel_source import KernelSource
 from tritium.frontend.semantic import SemanticError
 
 
@@ -53,32 +54,32 @@ def combine_block(elts, combine_fn, return_op, what: str, semantic, generator) -
 
 
 # ---------------------------------------------------------------------- combine functions
-@jit
+@KernelSource
 def _sum_combine(a, b):
     return a + b
 
 
-@jit
+@KernelSource
 def _prod_combine(a, b):
     return a * b
 
 
-@jit
+@KernelSource
 def _xor_combine(a, b):
     return a ^ b
 
 
-@jit
+@KernelSource
 def _elementwise_max(a, b):
     return maximum(a, b)
 
 
-@jit
+@KernelSource
 def _elementwise_min(a, b):
     return minimum(a, b)
 
 
-@jit
+@KernelSource
 def _argmax_combine(value1, index1, value2, index2, tie_break_left: constexpr):
     if tie_break_left:
         tie = value1 == value2 and index1 < index2
@@ -90,17 +91,17 @@ def _argmax_combine(value1, index1, value2, index2, tie_break_left: constexpr):
     return v_ret, i_ret
 
 
-@jit
+@KernelSource
 def _argmax_combine_tie_break_left(value1, index1, value2, index2):
     return _argmax_combine(value1, index1, value2, index2, True)
 
 
-@jit
+@KernelSource
 def _argmax_combine_tie_break_fast(value1, index1, value2, index2):
     return _argmax_combine(value1, index1, value2, index2, False)
 
 
-@jit
+@KernelSource
 def _argmin_combine(value1, index1, value2, index2, tie_break_left: constexpr):
     if tie_break_left:
         tie = value1 == value2 and index1 < index2
@@ -112,12 +113,12 @@ def _argmin_combine(value1, index1, value2, index2, tie_break_left: constexpr):
     return value_ret, index_ret
 
 
-@jit
+@KernelSource
 def _argmin_combine_tie_break_left(value1, index1, value2, index2):
     return _argmin_combine(value1, index1, value2, index2, True)
 
 
-@jit
+@KernelSource
 def _argmin_combine_tie_break_fast(value1, index1, value2, index2):
     return _argmin_combine(value1, index1, value2, index2, False)
 

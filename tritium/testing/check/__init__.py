@@ -41,9 +41,7 @@ imported only when `check_kernel` runs.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import os
 
 import numpy as np
 
@@ -93,33 +91,22 @@ def _check_signature(fn, what: str, given: list[str]) -> None:
             )
 
 
-@contextlib.contextmanager
-def _device(device: str):
-    """Run on the GPU or in the interpreter; yields whether it interprets."""
+def _interprets(device: str) -> bool:
+    """Whether the kernels run in the interpreter: `device` is auto, gpu or interpreter."""
+    from tritium import config
     from tritium.runtime.driver import gpu_available
 
-    forced = os.environ.get("TRITIUM_INTERPRET", "0") not in ("", "0")
     if device == "auto":
-        interpret = forced or not gpu_available()
-    elif device == "interpreter":
-        interpret = True
-    elif device == "gpu":
+        return config.interpret() or not gpu_available()
+    if device == "interpreter":
+        return True
+    if device == "gpu":
         if not gpu_available():
             raise ArgumentError("check_kernel(device='gpu'): no CUDA GPU is usable here")
-        interpret = False
-    else:
-        raise ArgumentError(
-            f"check_kernel: device must be 'auto', 'gpu' or 'interpreter', got {device!r}"
-        )
-    old = os.environ.get("TRITIUM_INTERPRET")
-    os.environ["TRITIUM_INTERPRET"] = "1" if interpret else "0"
-    try:
-        yield interpret
-    finally:
-        if old is None:
-            os.environ.pop("TRITIUM_INTERPRET", None)
-        else:
-            os.environ["TRITIUM_INTERPRET"] = old
+        return False
+    raise ArgumentError(
+        f"check_kernel: device must be 'auto', 'gpu' or 'interpreter', got {device!r}"
+    )
 
 
 def _expected(result, outputs: list[str]):
@@ -161,6 +148,7 @@ def check_kernel(
     (max_examples, no deadline; one failure is reported, without hypothesis's explain
     phase, either way). Raises `KernelCheckFailure` with a reproducer."""
     hypothesis = _hypothesis()
+    from tritium import config
     from tritium.testing.check.strategy import cases
 
     dims, scalars = dict(dims or {}), dict(scalars or {})
@@ -223,7 +211,8 @@ def check_kernel(
         report_multiple_bugs=False,
         phases=[p for p in settings.phases if p is not hypothesis.Phase.explain],
     )
-    with _device(device) as interpret:
+    interpret = _interprets(device)
+    with config.interpreting(interpret):
 
         @settings
         @hypothesis.given(strategy)

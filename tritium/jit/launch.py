@@ -15,8 +15,8 @@ three torch tensors and an int:
             _t_p0 = x_ptr.data_ptr(); _t_p1 = ...; _t_p2 = ...
             _t_key = (x_ptr.dtype, x_ptr.is_cuda, _t_p0 & 15 == 0, ...,        # pointers
                       n == 1, n & 15 == 0, -2**31 <= n <= 2**31 - 1, n < 2**63,  # the int
-                      BLOCK_SIZE, num_warps, num_stages, <TRITIUM_INTERPRET>)
-            _t_e = _t_entries.get(_t_key)          # a raw launch entry (launch_entry.py)
+                      BLOCK_SIZE, num_warps, num_stages, _t_interp.on)
+            _t_e = _t_entries.get(_t_key)   # a raw launch entry (runtime/launch_entry.py)
             if _t_e is not None:
                 <grid to 3 ints>; <pop a parameter buffer>; pack(buf, 0, _t_p0, _t_p1, _t_p2, n)
                 cuLaunchKernel(function, gx, gy, gz, block, 1, 1, shared, stream, argv, 0)
@@ -24,29 +24,30 @@ three torch tensors and an int:
             return _t_miss(...)    # general path, then registers the entry for _t_key
         return _t_retype(...)      # general path, then maybe regenerates for the new types
 
-The key is at least as fine as `JITFunction.run`'s (`specialize.launch_key`): pointer dtype
-and 16-byte alignment (and, for torch, `is_cuda`, so a CPU tensor never reaches the
-driver), int width / ==1 / divisibility by 16, constexpr values, the options in it, and the
-interpreter switch. So an entry is only ever used for arguments the general path would send
-to the same compiled kernel. Anything unusual (numpy arrays, which are staged; other
-options; a launch error; a bad grid; a value struct cannot pack) takes the general path,
-which reports it. Each generated layout has its own entries dict; after MAX_RETYPES
+The key is the general path's (`specialize.launch_key`), written from the same rules
+(`specialize.RULES`, with the argument reads of `runtime/array_kinds.py`) for the kinds the
+guards fix: pointer dtype and 16-byte alignment (and, for torch, `is_cuda`, so a CPU tensor
+never reaches the driver), int width / ==1 / divisibility by 16, constexpr values, the
+options in it, and the interpreter switch (`config.INTERPRET.on`, kept current without
+reading the environment). So an entry is only ever used for arguments the general path
+would send to the same compiled kernel. Anything unusual (numpy arrays, which are staged;
+other options; a launch error; a bad grid; a value struct cannot pack) takes the general
+path, which reports it. Each generated layout has its own entries dict; after MAX_RETYPES
 regenerations a kernel keeps the last layout.
 """
 
 from __future__ import annotations
 
 import inspect
-import os
 import struct
 import textwrap
 
-import numpy as np
-
+from tritium import config
 from tritium.errors import ArgumentError
-from tritium.frontend.specialize import LAUNCH_OPTIONS
+from tritium.jit.specialize import CONSTEXPR, KINDS_NS, OPTION_PARTS, RULES
+from tritium.options import LAUNCH_OPTIONS
 from tritium.runtime import driver
-from tritium.runtime.arrays import DeviceArray
+from tritium.runtime.array_kinds import is_interned_dtype, kind_of
 from tritium.runtime.launch_entry import build_entry
 
 __all__ = ["build_launch"]
@@ -54,15 +55,7 @@ __all__ = ["build_launch"]
 MAX_RETYPES = 4
 # Options named in the generated signature (and in the fast key). The others arrive in
 # **_t_kw, which sends the call down the general path.
-OPTIONS = ("num_warps", "num_stages")
-
-# TRITIUM_INTERPRET is read on every launch (tests flip it): os.environ's own dict is ~10x
-# cheaper to read than os.environ.get.
-try:
-    _ENV_GET = os.environ._data.get  # type: ignore[attr-defined]
-    _ENV_KEY = os.environ.encodekey("TRITIUM_INTERPRET")  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover - not CPython
-    _ENV_GET, _ENV_KEY = os.environ.get, "TRITIUM_INTERPRET"
+OPTIONS = OPTION_PARTS
 
 _MISSING = object()
 # What a fast launch may raise that means "let the general path handle (and report) it".
@@ -73,35 +66,20 @@ _KEY_ERRORS = (TypeError, RuntimeError, AttributeError)
 
 
 def _arg_kind(v) -> str | None:
-    """How generated code reads a runtime argument of `v`'s type, or None (general path)."""
+    """The specialize.RULES kind of `v` when generated code reads it inline (exact scalar
+    types, and arrays the fast path reads: not numpy, which is staged), else None."""
     t = type(v)
     if v is None:
         return "none"
     if t is bool or t is int or t is float:
         return t.__name__
-    if t is DeviceArray:
-        return "device_array"
-    module = getattr(t, "__module__", "") or ""
-    if module.startswith("torch") and hasattr(v, "data_ptr") and hasattr(v, "is_cuda"):
-        return "torch"
-    if module.startswith("cupy") and hasattr(getattr(v, "data", None), "ptr"):
-        return "cupy"
-    return None
+    kind = kind_of(v)
+    return kind.name if kind is not None and kind.read_fast else None
 
 
-# kind -> (expression for the address, key parts after the address); {a} is the argument,
-# {p} the local holding its address
-_POINTERS = {
-    "torch": ("{a}.data_ptr()", ("{a}.dtype", "{a}.is_cuda", "{p} & 15 == 0")),
-    "cupy": ("{a}.data.ptr", ("{a}.dtype", "{p} & 15 == 0")),
-    "device_array": ("{a}.ptr", ("{a}.dtype", "{p} & 15 == 0")),
-}
-_I32 = "-0x80000000 <= {a} <= 0x7FFFFFFF"
-_I64 = "{a} <= 0x7FFFFFFFFFFFFFFF"
-_INT_KEY = ("{a} == 1", "{a} & 15 == 0", _I32, _I64)
-_INT_KEY_NOSPEC = (_I32, _I64)
 # struct code for a candidate the kernel does not read (only ints equal to 1 are dropped)
-_JUNK_CODE = {"int": "q", "bool": "?", "float": "d", "torch": "Q", "cupy": "Q", "device_array": "Q"}
+_JUNK_CODE = {"int": "q", "bool": "?", "float": "d"}
+_I64 = RULES["int", 0].parts[-1]
 
 
 def _inline_tests(parts: list[str], values: tuple, ns: dict) -> str | None:
@@ -122,16 +100,12 @@ def _inline_tests(parts: list[str], values: tuple, ns: dict) -> str | None:
         elif type(v) in (int, float, str):
             ns[f"_t_v{i}"] = v
             tests.append(f"{expr} == _t_v{i}")
-        elif _is_dtype(v):
+        elif is_interned_dtype(v):
             ns[f"_t_v{i}"] = v
             tests.append(f"{expr} is _t_v{i}")  # the same dtype object (else: the dict path)
         else:
             return None
     return " and ".join(tests)
-
-
-def _is_dtype(v) -> bool:
-    return type(v).__name__ == "dtype" or isinstance(v, np.dtype)
 
 
 def _grid_of(grid, meta: dict, opts: tuple) -> tuple:
@@ -202,7 +176,7 @@ class _KernelLaunch:
         for v, k in zip(values, self.jf.kinds):
             if v is _MISSING:
                 return None
-            kind = "constexpr" if k == 1 else _arg_kind(v)
+            kind = "constexpr" if k == CONSTEXPR else _arg_kind(v)
             if kind is None:
                 return None
             kinds.append((kind, None if kind in ("constexpr", "none") else type(v)))
@@ -245,34 +219,26 @@ class _KernelLaunch:
     def _generate(self, kinds, entries: dict, primary: tuple | None):
         """The launch function for argument `kinds`; with `primary` (a key in `entries`),
         that specialisation is recognised by inline tests instead of a dict lookup."""
-        ns = dict(self.ns)
+        ns = dict(self.ns, **KINDS_NS)
         guards, reads, key, values, candidates = [], [], [], [], []
         for i, (name, (kind, tp)) in enumerate(zip(self.names, kinds)):
-            spec = self.jf.kinds[i]
-            if kind == "constexpr":
-                key.append(name)
-                continue
+            rule = RULES[kind, self.jf.kinds[i]]
             if kind == "none":
                 guards.append(f"{name} is None")
+            elif kind != "constexpr":
+                ns[f"_t_T{i}"] = tp
+                guards.append(f"_type({name}) is _t_T{i}")
+            if rule.pointer is not None:
+                reads.append(f"_t_p{i} = {rule.pointer.format(a=name)}")
+            key += rule.exprs(name, f"_t_p{i}")
+            if kind in ("constexpr", "none"):
                 continue
-            ns[f"_t_T{i}"] = tp
-            guards.append(f"_type({name}) is _t_T{i}")
-            if kind in _POINTERS:
-                addr, parts = _POINTERS[kind]
-                reads.append(f"_t_p{i} = {addr.format(a=name)}")
-                key += [part.format(a=name, p=f"_t_p{i}") for part in parts]
-                values.append(f"_t_p{i}")
-            else:
-                if kind == "int":
-                    key += [
-                        part.format(a=name) for part in (_INT_KEY_NOSPEC if spec == 2 else _INT_KEY)
-                    ]
-                values.append(name)
-            candidates.append((name, _JUNK_CODE[kind]))
+            values.append(f"_t_p{i}" if rule.pointer is not None else name)
+            candidates.append((name, _JUNK_CODE.get(kind, "Q")))
         guards += ["not _t_extra", "not _t_kw"]
         key += list(OPTIONS)
         if self.jf.interpret is None:
-            key.append("_t_env(_t_envkey)")
+            key.append("_t_interp.on")
         lookup = f"""\
             _t_key = ({", ".join(key)},)
             _t_e = _t_entries.get(_t_key)"""
@@ -286,8 +252,8 @@ class _KernelLaunch:
             else:
 {textwrap.indent(lookup, "    ")}"""
         ns.update(
-            _type=type, _tuple=tuple, _len=len, _t_entries=entries, _t_env=_ENV_GET,
-            _t_envkey=_ENV_KEY, _t_keyerrs=_KEY_ERRORS, _t_fallback=_FALLBACK,
+            _type=type, _tuple=tuple, _len=len, _t_entries=entries,
+            _t_interp=config.INTERPRET.watch(), _t_keyerrs=_KEY_ERRORS, _t_fallback=_FALLBACK,
             _t_pad={2: (1,), 3: ()}, _t_gridfn=_grid_of, _t_drv=driver,
             _t_state=driver.launch_state, _t_cands=candidates,
         )  # fmt: skip

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from pass_helpers import func, value
+import sys
+from pathlib import Path
 
-from tritium.ir.parser import parse_module
-from tritium.passes.axis_info import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "passes"))
+
+from pass_helpers import func, value  # noqa: E402
+
+from tritium.analysis.axis_info import (  # noqa: E402
     MAX_DIVISOR,
     AxisInfo,
     AxisInfoAnalysis,
@@ -13,6 +17,7 @@ from tritium.passes.axis_info import (
     order_from_contiguity,
     pow2_divisor,
 )
+from tritium.ir.parser import parse_module  # noqa: E402
 
 VECTOR_ADD_ARGS = "%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32 {tt.divisibility = 16 : i32}, %q: !tt.ptr<f32>, %m: i32"
 VECTOR_ADD = """
@@ -232,3 +237,115 @@ module {
     m = parse_module(text)
     a = AxisInfoAnalysis(m)
     assert a[value(m, "ptrs")] == AxisInfo((64,), (16,), (1,))
+
+
+# --------------------------------------------------------------------------- register queries
+
+
+def _blocked(spt: int, warps: int = 4) -> str:
+    return (
+        f"#ttg.blocked<{{sizePerThread = [{spt}], threadsPerWarp = [32], "
+        f"warpsPerCTA = [{warps}], order = [0]}}>"
+    )
+
+
+def ttgir(body: str, args: str, layout: str) -> str:
+    """A TTGIR module (#b = `layout`, 4 warps) with one kernel."""
+    return (
+        f"#b = {layout}\n"
+        'module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {\n'
+        f"  tt.func public @k({args}) attributes {{noinline = false}} {{\n{body}\n"
+        "    tt.return\n  }\n}\n"
+    )
+
+
+MASKED_COPY = """
+    %offs = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #b>
+    %ns = tt.splat %n : i32 -> tensor<1024xi32, #b>
+    %mask = arith.cmpi slt, %offs, %ns : tensor<1024xi32, #b>
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>, #b>
+    %ptrs = tt.addptr %ps, %offs : tensor<1024x!tt.ptr<f32>, #b>, tensor<1024xi32, #b>
+    %x = tt.load %ptrs, %mask : tensor<1024x!tt.ptr<f32>, #b>
+    %c3 = arith.constant dense<3> : tensor<1024xi32, #b>
+    %o3 = arith.muli %offs, %c3 : tensor<1024xi32, #b>
+    %q = tt.addptr %ps, %o3 : tensor<1024x!tt.ptr<f32>, #b>, tensor<1024xi32, #b>
+    tt.store %q, %x : tensor<1024x!tt.ptr<f32>, #b>
+"""
+
+
+def _ops(m, name):
+    return [op for op in m.walk() if op.name == name]
+
+
+def test_vector_width_of_loads_and_stores():
+    args = "%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32 {tt.divisibility = 16 : i32}"
+    m = parse_module(ttgir(MASKED_COPY, args, _blocked(8, 4)))
+    a = AxisInfoAnalysis(m)
+    (load,), (store,) = _ops(m, "tt.load"), _ops(m, "tt.store")
+    assert a.vector_width(load) == 4  # 8 per thread, but 16 bytes per access
+    assert a.vector_width(store) == 1  # offs * 3: not contiguous
+    # n without a divisibility hint: the mask may change at every element
+    m = parse_module(
+        ttgir(
+            MASKED_COPY,
+            args.replace("%n: i32 {tt.divisibility = 16 : i32}", "%n: i32"),
+            _blocked(8, 4),
+        )
+    )
+    assert AxisInfoAnalysis(m).vector_width(_ops(m, "tt.load")[0]) == 1
+    # 2 elements per thread: 2-wide, whatever the alignment allows
+    m = parse_module(
+        ttgir(MASKED_COPY, args, _blocked(2, 16)).replace(
+            '"ttg.num-warps" = 4', '"ttg.num-warps" = 16'
+        )
+    )
+    assert AxisInfoAnalysis(m).vector_width(_ops(m, "tt.load")[0]) == 2
+
+
+def test_equal_registers_follow_mask_constancy():
+    args = "%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32 {tt.divisibility = 16 : i32}"
+    m = parse_module(ttgir(MASKED_COPY, args, _blocked(8, 4)))
+    a = AxisInfoAnalysis(m)
+    mask = value(m, "mask")
+    assert a[mask].constancy == (16,)
+    # 8 registers per thread, contiguous: one compare per thread (its 8 offsets lie in one
+    # block of 16: the thread's own part is a multiple of 8)
+    assert a.equal_registers(mask) == [0] * 8
+    assert a.equal_registers(value(m, "offs")) == list(range(8))  # all different
+    m = parse_module(
+        ttgir(MASKED_COPY, args.replace(" {tt.divisibility = 16 : i32}", ""), _blocked(8, 4))
+    )
+    assert AxisInfoAnalysis(m).equal_registers(value(m, "mask")) == list(range(8))
+
+
+def test_int_to_ptr_of_scaled_offsets_is_an_addptr():
+    body = """
+    %offs = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
+    %o64 = arith.extsi %offs : tensor<1024xi32> to tensor<1024xi64>
+    %four = arith.constant dense<4> : tensor<1024xi64>
+    %bytes = arith.muli %o64, %four : tensor<1024xi64>
+    %base = tt.ptr_to_int %p : !tt.ptr<f32> -> i64
+    %bases = tt.splat %base : i64 -> tensor<1024xi64>
+    %addrs = arith.addi %bases, %bytes : tensor<1024xi64>
+    %xp = tt.int_to_ptr %addrs : tensor<1024xi64> -> tensor<1024x!tt.ptr<f32>>
+    %hp = tt.int_to_ptr %addrs : tensor<1024xi64> -> tensor<1024x!tt.ptr<f16>>
+    """
+    m, a = analyse(body, "%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}")
+    assert info(m, a, "addrs").contiguity == (1,)  # the integers step by 4
+    assert info(m, a, "xp") == AxisInfo((1024,), (16,), (1,))  # the floats by one
+    assert info(m, a, "hp").contiguity == (1,)  # 4 bytes apart is not contiguous for f16
+
+
+def test_a_load_is_constant_where_its_pointer_mask_and_other_are():
+    body = """
+    %offs = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %ps = tt.splat %p : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+    %c32 = arith.constant dense<32> : tensor<64xi32>
+    %m = arith.cmpi slt, %offs, %c32 : tensor<64xi32>
+    %zero = arith.constant dense<0> : tensor<64xi32>
+    %x = tt.load %ps, %m, %zero : tensor<64x!tt.ptr<i32>>
+    %y = tt.load %ps, %m, %offs : tensor<64x!tt.ptr<i32>>
+    """
+    m, a = analyse(body, "%p: !tt.ptr<i32>")
+    assert info(m, a, "x").constancy == (32,)
+    assert info(m, a, "y").constancy == (1,)  # masked-off elements are `other`'s: all differ

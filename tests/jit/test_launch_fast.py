@@ -1,4 +1,4 @@
-"""The generated `kernel[grid](...)` fast path (tritium/frontend/launch_fast.py), on a fake
+"""The generated `kernel[grid](...)` fast path (tritium/jit/launch.py), on a fake
 CUDA device (tests/runtime/launcher_helpers.py): real compiles, real parameter packing,
 the driver call recorded and the kernel run in Python on host memory.
 
@@ -213,7 +213,7 @@ def test_argument_errors_are_the_general_paths(fake, kernel):
         kernel[(1,)](x, y, out, 8, BLOCK_SIZE=8, x_ptr=x)
     with pytest.raises(ArgumentError, match="does not fit in 64 bits"):
         kernel[(1,)](x, y, out, 2**70, BLOCK_SIZE=8)
-    with pytest.raises(ArgumentError, match="unsupported array element type"):
+    with pytest.raises(ArgumentError, match="arrays of dtype complex64 cannot be passed"):
         kernel[(1,)](fake_device_array(x.ptr, (8,), np.complex64), y, out, 8, BLOCK_SIZE=8)
     x64 = fake_device_array(x.ptr, (4,), np.float64)
     for _ in range(3):  # another dtype: another kernel, never the fp32 one's entry

@@ -1,4 +1,9 @@
-"""The JSON file that travels with a saved PTX: what a launcher needs, and where it came from.
+"""A compiled kernel's launch metadata (`KernelMetadata`), and the JSON file that travels
+with a saved PTX: what a launcher needs, and where it came from.
+
+    meta = compiled.metadata                     # a KernelMetadata (tritium.compile's result)
+    meta.name, meta.params, meta.num_warps, meta.shared, meta.registers, ...
+    KernelMetadata.from_dict(json.load(f))       # from the cache's or a saved file's JSON
 
     tritium compile vector_add.py:add_kernel -s "*fp32:16,*fp32:16,*fp32:16,i32" \\
         -c BLOCK_SIZE=1024 -o add.ptx --meta add.json
@@ -18,7 +23,9 @@ with exactly that many threads, `num_warps * threads_per_warp`. `shared` is the 
 shared memory in bytes to pass at launch. `ptx_sha256` ties the file to its PTX, so that
 `tritium.load_ptx` refuses a metadata file that belongs to another compilation.
 
-This module imports nothing from the compiler: `tritium.load_ptx` uses `check_metadata`.
+The runtime's Launcher takes a KernelMetadata (or its dict); the compiler makes one from
+what codegen reports; `tritium.load_ptx` reads the file with `read_metadata`. Nothing here
+imports the compiler.
 """
 
 from __future__ import annotations
@@ -27,12 +34,51 @@ import hashlib
 import json
 import os
 import re
+from dataclasses import asdict, dataclass, field, fields
 
 from tritium.errors import ArgumentError
 
 FORMAT = "tritium-kernel"
 FORMAT_VERSION = 1
 REQUIRED = ("name", "params", "num_warps", "threads_per_warp", "reqntid", "shared", "arch")
+
+
+@dataclass
+class KernelMetadata:
+    """What launching a compiled kernel needs, and how it was compiled.
+
+    `params` lists the kernel's parameters in order as `{"name", "type"}` dicts (`"*fp32"`,
+    `"i32"`), with `"divisibility": 16` on pointers compiled to assume 16-byte alignment;
+    `shared` is the dynamic shared memory in bytes; `registers` / `spill_*` are ptxas's
+    report (None without ptxas)."""
+
+    name: str
+    params: list[dict] = field(default_factory=list)
+    num_warps: int = 4
+    threads_per_warp: int = 32
+    shared: int = 0
+    arch: str | None = None
+    num_stages: int | None = None
+    debug: bool = False
+    tritium_version: str | None = None
+    registers: int | None = None
+    spill_stores: int = 0
+    spill_loads: int = 0
+
+    @classmethod
+    def from_dict(cls, d: dict) -> KernelMetadata:
+        """From JSON (the cache's, or a saved kernel's file, whose extra keys are ignored)."""
+        return cls(**{k: d[k] for k in _FIELDS if k in d})
+
+    @classmethod
+    def of(cls, m: KernelMetadata | dict) -> KernelMetadata:
+        return m if isinstance(m, cls) else cls.from_dict(m)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+_FIELDS = tuple(f.name for f in fields(KernelMetadata))
 
 _REQNTID = re.compile(r"^\s*\.reqntid\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", re.MULTILINE)
 
@@ -61,10 +107,11 @@ def _jsonable(value):
 
 
 def kernel_metadata(kernel, signature=None, constexprs: dict | None = None) -> dict:
-    """The metadata of a compiled kernel (a `CompiledKernel`, or anything with `.asm` and
-    `.metadata`) whose PTX is `kernel.asm["ptx"]`. `signature` and `constexprs`, when
-    given, record how it was specialised (for a reader; launching does not need them)."""
-    m = kernel.metadata
+    """The metadata file's contents for a compiled kernel (a `CompiledKernel`, or anything
+    with `.asm` and a KernelMetadata `.metadata`) whose PTX is `kernel.asm["ptx"]`.
+    `signature` and `constexprs`, when given, record how it was specialised (for a reader;
+    launching does not need them)."""
+    m = KernelMetadata.of(kernel.metadata).to_dict()
     ptx = kernel.asm.get("ptx")
     if ptx is None:
         raise ArgumentError("kernel metadata describes a PTX kernel; compile at least to PTX")

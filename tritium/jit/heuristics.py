@@ -39,8 +39,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tritium.errors import ArgumentError
-from tritium.frontend.jit import JITFunction
-from tritium.frontend.specialize import LAUNCH_OPTIONS
+from tritium.jit.jit import JITFunction
+from tritium.options import LAUNCH_OPTIONS
 
 __all__ = ["Heuristics", "JITHeuristics", "heuristics"]
 

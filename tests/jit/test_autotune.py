@@ -10,7 +10,7 @@ import pytest
 import tritium
 import tritium.language as tl
 from tritium.errors import ArgumentError, CompilationError
-from tritium.frontend import autotune as at
+from tritium.jit import autotune as at
 
 
 @tritium.jit

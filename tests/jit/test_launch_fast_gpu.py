@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tritium
-from tests.frontend.test_launch_fast import fresh_kernel
+from tests.jit.test_launch_fast import fresh_kernel
 from tritium.errors import ArgumentError
 
 pytestmark = pytest.mark.gpu

@@ -17,9 +17,8 @@ from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, Inte
 from xdsl.ir import Attribute, Operation
 
 from tritium.ir import tt
-from tritium.ir.arith import CMPI_PREDICATES, CmpiOp, SelectOp
+from tritium.ir.arith import CMPI_PREDICATES, CmpiOp, SelectOp, constant_value
 from tritium.ir.types import PointerType, bitwidth, element_type, shape_of
-from tritium.passes.utils import constant_value
 
 MAX_DIVISOR = 1 << 62
 """Divisibility of 0 (and contiguity/constancy of 'anything goes' during loop fixpoints)."""
@@ -165,11 +164,16 @@ def _gcd_constancy(a, b, d):
 
 @_rule("arith.addi", "arith.subi", "tt.addptr")
 def _add_sub(op, ins):
-    sub = op.name == "arith.subi"
     scale = 1
     if op.name == "tt.addptr":
         pointee = element_type(op.results[0].type)
         scale = max(1, bitwidth(pointee.pointee) // 8) if isinstance(pointee, PointerType) else 1
+    return add_info(ins[0], ins[1], scale, sub=op.name == "arith.subi")
+
+
+def add_info(a: AxisInfo, b: AxisInfo, scale: int = 1, sub: bool = False) -> AxisInfo:
+    """`a + b * scale` (or `a - b`): addi / subi, and `tt.addptr` with `scale` the
+    pointee's bytes."""
 
     def contig(a, b, d):
         if sub:
@@ -182,7 +186,7 @@ def _add_sub(op, ins):
     def value(x, y):
         return x - y if sub else x + y * scale
 
-    return _binary(op, ins, contig, divis, _gcd_constancy, value)
+    return _binary(None, [a, b], contig, divis, _gcd_constancy, value)
 
 
 @_rule("arith.muli")
@@ -360,7 +364,16 @@ def _select(op: SelectOp, ins):
     )
 
 
-@_rule("arith.extsi", "arith.extui", "arith.trunci", "tt.bitcast", "ttg.convert_layout")
+@_rule(
+    "arith.extsi",
+    "arith.extui",
+    "arith.trunci",
+    "arith.index_cast",
+    "tt.ptr_to_int",
+    "tt.int_to_ptr",
+    "tt.bitcast",
+    "ttg.convert_layout",
+)
 def _same(op, ins):
     return ins[0]
 
@@ -419,11 +432,12 @@ def _expand_dims(op: tt.ExpandDimsOp, ins):
 
 @_rule("tt.load")
 def _load(op: tt.LoadOp, ins):
-    p = ins[0]
-    m = ins[1] if op.mask is not None else None
+    """Equal pointers under equal masks load equal values. Upstream ignores `other`; a
+    masked-off element is `other`'s, so its constancy counts too."""
+    p, rest = ins[0], ins[1:]
     r = range(p.rank)
     return AxisInfo(
         (1,) * p.rank,
         (1,) * p.rank,
-        tuple(gcd(p.constancy[d], m.constancy[d] if m else 0) for d in r),
+        tuple(gcd(p.constancy[d], *(x.constancy[d] for x in rest)) for d in r),
     )

@@ -1,7 +1,9 @@
 """Axis info: what is known about the integer and pointer values of a kernel, per dim.
 
-Not a pass: an analysis the coalesce pass (and the load/store lowering) reads. For every
-integer or pointer SSA value (scalars count as rank 1) and every dim d it gives
+Not a pass: an analysis that coalesce, the software pipeliner and the backend (vector
+widths of loads, stores and async copies; which mask registers are equal) read, each on
+the TTGIR in front of it. For every integer or pointer SSA value (scalars count as rank 1)
+and every dim d it gives
 
 * contiguity[d]:   the value runs in blocks of that many consecutive integers along d
                    (`tt.make_range 0..1024` -> 1024; `offs * 2` -> 1);
@@ -30,18 +32,20 @@ from __future__ import annotations
 from xdsl.dialects import scf
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from tritium.ir import tt
-from tritium.ir.ttg import layout_order, layout_size_per_thread
-from tritium.ir.types import PointerType, bitwidth, element_type, encoding_of, shape_of
-from tritium.passes.axis_info_rules import (
+from tritium.analysis.axis_info_rules import (
     MAX_DIVISOR,
     RULES,
     AxisInfo,
+    add_info,
     gcd,
     join,
     pow2_divisor,
     with_hints,
 )
+from tritium.ir import tt
+from tritium.ir.layouts import LinearLayout, layout_of
+from tritium.ir.ttg import layout_order
+from tritium.ir.types import PointerType, bitwidth, element_type, encoding_of, shape_of
 
 __all__ = [
     "MAX_DIVISOR",
@@ -123,6 +127,8 @@ class AxisInfoAnalysis:
                 info = rule(op, [self[v] for v in op.operands])
             except (TypeError, ValueError, IndexError):
                 info = None
+        if op.name == "tt.int_to_ptr":
+            info = self._int_to_ptr(op) or info
         for res in op.results:
             r = (
                 info
@@ -130,6 +136,23 @@ class AxisInfoAnalysis:
                 else AxisInfo.unknown(_rank(res))
             )
             self._info[res] = with_hints(r, op.attributes)
+
+    def _int_to_ptr(self, op: Operation) -> AxisInfo | None:
+        """`tt.int_to_ptr (base + offs * size)`, size the pointee's bytes, is
+        `tt.addptr (tt.int_to_ptr base), offs`: contiguous in elements where `offs` is
+        (the integers themselves step by `size`, which contiguity cannot say)."""
+        size = max(pointee_bits(op.results[0].type) // 8, 1)
+        add = op.operands[0].owner
+        if not isinstance(add, Operation) or add.name != "arith.addi":
+            return None
+        for base, scaled in (add.operands, add.operands[::-1]):
+            mul = scaled.owner
+            if not isinstance(mul, Operation) or mul.name != "arith.muli":
+                continue
+            for offs, k in (mul.operands, mul.operands[::-1]):
+                if self[k].constant == size:
+                    return add_info(self[base], self[offs], size)
+        return None
 
     def _visit_for(self, op: scf.ForOp) -> None:
         body = op.body.block
@@ -155,39 +178,100 @@ class AxisInfoAnalysis:
         for res, info in zip(op.res, carried):
             self._info[res] = info
 
-    # -- queries the backend asks
+    # -- queries: what the facts mean for one thread's registers (the backend, the pipeliner)
 
-    def ptr_alignment(self, ptr: SSAValue) -> int:
-        """Elements per vector access that `ptr`'s alignment and contiguity allow along its
-        layout's fastest dim (upstream's getPtrAlignment)."""
+    def vector_width(self, op: Operation) -> int:
+        """Elements one thread moves per instruction for a TTGIR `tt.load` / `tt.store` /
+        `ttg.async_copy_global_to_local` (upstream's getVectorSize): the layout's
+        contiguous elements per thread (`contig_per_thread`), capped by the pointers'
+        contiguity and alignment (`ptr_alignment`), the mask's constancy and 128 bits.
+        Registers g .. g + width - 1 (g a multiple of the width) are then one access at
+        consecutive, aligned addresses under one mask value."""
+        ptr = op.src if op.name == "ttg.async_copy_global_to_local" else op.ptr
+        layout = layout_of(ptr.type)
+        if layout is None:
+            return 1
+        d = register_dim(layout)
+        if d is None:
+            return 1
+        vec = min(contig_per_thread(layout, d), self.ptr_alignment(ptr, d))
+        vec = min(vec, max(1, 128 // memory_bits(ptr.type)))
+        if op.mask is not None:
+            vec = min(vec, self.mask_alignment(op.mask, d))
+        return _pow2_floor(vec)
+
+    def ptr_alignment(self, ptr: SSAValue, d: int | None = None) -> int:
+        """Elements per vector access that `ptr`'s alignment and contiguity allow along
+        dim `d` (its layout's fastest dim by default; upstream's getPtrAlignment)."""
         shape = shape_of(ptr.type)
         if not shape:
             return 1
         info = self[ptr]
-        d = fastest_dim(ptr)
-        elem_bytes = max(pointee_bits(ptr.type) // 8, 1)
+        d = fastest_dim(ptr) if d is None else d
+        elem_bytes = max(memory_bits(ptr.type) // 8, 1)
         return max(1, min(max(info.divisibility[d] // elem_bytes, 1), info.contiguity[d]))
 
-    def mask_alignment(self, mask: SSAValue) -> int:
-        """How many consecutive mask elements along the fastest dim are known equal."""
+    def mask_alignment(self, mask: SSAValue, d: int | None = None) -> int:
+        """How many consecutive mask elements along `d` (the fastest dim by default) are
+        known equal."""
         if not shape_of(mask.type):
             return 1
-        return max(1, self[mask].constancy[fastest_dim(mask)])
+        return max(1, self[mask].constancy[fastest_dim(mask) if d is None else d])
 
-    def vector_width(self, op: Operation) -> int:
-        """Elements one thread can move in one access for a TTGIR `tt.load` / `tt.store`:
-        its layout's elements per thread along the fastest dim, capped by the pointer's
-        alignment, the mask's constancy and 128 bits (upstream's load/store lowering)."""
-        ptr = op.ptr
-        layout = encoding_of(ptr.type)
+    def equal_registers(self, value: SSAValue) -> list[int]:
+        """For each of a thread's registers of `value`, the first register known to hold
+        the same number (by constancy): `offs < n` with 4 contiguous offsets per thread
+        and `n % 16 == 0` gives [0, 0, 0, 0, 4, 4, 4, 4, ...]. Two registers are equal when
+        their elements lie in one constancy block along every dim; the thread's own part
+        of a coordinate only counts when it cannot split a block."""
+        layout = layout_of(value.type)
         if layout is None:
-            return 1
-        d = fastest_dim(ptr)
-        vec = min(layout_size_per_thread(layout)[d], self.ptr_alignment(ptr))
-        vec = min(vec, max(1, 128 // max(pointee_bits(ptr.type), 1)))
-        if op.mask is not None:
-            vec = min(vec, self.mask_alignment(op.mask))
-        return max(vec, 1)
+            return [0]
+        info = self[value]
+        keep = []
+        for d in range(layout.rank):
+            k = min(pow2_divisor(info.constancy[d]), _thread_divisibility(layout, d))
+            keep.append(~(k - 1))
+        first: dict[tuple[int, ...], int] = {}
+        out = []
+        for r in range(layout.num_registers):
+            c = layout.register_coord(r)
+            out.append(first.setdefault(tuple(x & m for x, m in zip(c, keep)), r))
+        return out
+
+
+def register_dim(layout: LinearLayout) -> int | None:
+    """The dim along which a thread's consecutive registers hold consecutive elements (the
+    dim of register basis 0, when it is a unit step), or None."""
+    if not layout.register:
+        return None
+    b = layout.register[0]
+    nonzero = [d for d, x in enumerate(b) if x]
+    return nonzero[0] if len(nonzero) == 1 and b[nonzero[0]] == 1 else None
+
+
+def contig_per_thread(layout: LinearLayout, d: int) -> int:
+    """How many consecutive registers (from any multiple of that count) hold consecutive
+    elements along `d`, starting at a coordinate that is a multiple of that count whatever
+    the thread (upstream's getContigPerThread, on the linear layout)."""
+    v = layout.contiguous_registers(d)
+    n = v.bit_length() - 1
+    for b in layout.register[n:]:
+        v = min(v, pow2_divisor(b[d]))
+    return min(v, _thread_divisibility(layout, d))
+
+
+def _thread_divisibility(layout: LinearLayout, d: int) -> int:
+    return min([pow2_divisor(b[d]) for b in layout.lane + layout.warp] + [MAX_DIVISOR])
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (max(n, 1).bit_length() - 1)
+
+
+def memory_bits(t: Attribute) -> int:
+    """Bits of the pointee as it lies in memory (i1 is a byte)."""
+    return max(pointee_bits(t), 8)
 
 
 def pointee_bits(t: Attribute) -> int:

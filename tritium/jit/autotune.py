@@ -41,14 +41,16 @@ the first config is used.
 
 from __future__ import annotations
 
-import os
 import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from tritium import config
 from tritium.errors import ArgumentError, CompilationError, LaunchError
+from tritium.jit.jit import JITFunction
+from tritium.runtime import array_kinds
 
 
 class Config:
@@ -202,13 +204,12 @@ class _DeviceView:
 
     def __init__(self, host: np.ndarray):
         from tritium.runtime import driver
-        from tritium.runtime.launcher import host_span
 
         self.driver = driver
         self.dtype = host.dtype
         self.shape = host.shape
         self.host = host
-        lo, hi = host_span(host)
+        lo, hi = array_kinds.host_span(host)
         self.offset = host.ctypes.data - lo  # where element 0 is within the span
         self.nbytes = hi - lo
         self.alloc = driver.mem_alloc(self.nbytes + lo % self.ALIGN) if self.nbytes else 0
@@ -256,41 +257,21 @@ class _DeviceView:
 
 
 def _zero(x) -> None:
-    if isinstance(x, np.ndarray):
-        x.fill(0)
-    elif isinstance(x, _DeviceView):
+    if isinstance(x, _DeviceView):
         x.zero()
-    elif hasattr(x, "zero_"):  # torch
-        x.zero_()
-    elif hasattr(x, "ptr") and hasattr(x, "nbytes"):  # tritium.DeviceArray
-        from tritium.runtime import driver
-
-        driver.memset_d8(x.ptr, 0, x.nbytes)
     else:
-        raise ArgumentError(f"reset_to_zero: cannot zero a {type(x).__name__}")
+        array_kinds.zero(x)
 
 
 def _save(x):
-    if isinstance(x, np.ndarray):
-        return x.copy()
-    if isinstance(x, _DeviceView):
-        return x.download()
-    if hasattr(x, "clone"):  # torch
-        return x.clone()
-    if hasattr(x, "numpy") and hasattr(x, "copy_from"):  # tritium.DeviceArray
-        return x.numpy()
-    raise ArgumentError(f"restore_value: cannot save a {type(x).__name__}")
+    return x.download() if isinstance(x, _DeviceView) else array_kinds.save(x)
 
 
 def _restore(x, saved) -> None:
-    if isinstance(x, np.ndarray):
-        x[...] = saved
-    elif isinstance(x, _DeviceView):
+    if isinstance(x, _DeviceView):
         x.upload(saved)
-    elif hasattr(x, "copy_"):  # torch
-        x.copy_(saved)
     else:
-        x.copy_from(saved)
+        array_kinds.restore(x, saved)
 
 
 # --------------------------------------------------------------------------- the tuner
@@ -313,8 +294,6 @@ class Autotuner:
         rep: float = 100,
         do_bench: Callable | None = None,
     ):
-        from tritium.frontend.jit import JITFunction
-
         if not isinstance(fn, JITFunction):
             raise ArgumentError(
                 "@tritium.autotune decorates a @tritium.jit function (put it above)"
@@ -390,7 +369,7 @@ class Autotuner:
     def _interpreting(self) -> bool:
         if self.fn.interpret is not None:
             return bool(self.fn.interpret)
-        return os.environ.get("TRITIUM_INTERPRET", "0") not in ("", "0")
+        return config.interpret()
 
     def _named(self, args, kwargs) -> dict:
         if len(args) > len(self.arg_names):
@@ -429,8 +408,8 @@ class Autotuner:
         if len(configs) == 1:
             self.configs_timings = None
             return configs[0]
-        staged = [_DeviceView(a) if isinstance(a, np.ndarray) else a for a in args]
-        skw = {k: _DeviceView(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+        staged = [_stage(a) for a in args]
+        skw = {k: _stage(v) for k, v in kwargs.items()}
         snamed = self._named(staged, skw)
         try:
             timings = {c: self._bench(c, staged, skw, snamed, grid) for c in configs}
@@ -469,6 +448,12 @@ class Autotuner:
         except (CompilationError, LaunchError) as e:
             self._errors[config] = e
             return float("inf")
+
+
+def _stage(a):
+    """A numpy array's copy on the GPU for the tuning (other arguments as they are)."""
+    kind = array_kinds.kind_of(a)
+    return _DeviceView(a) if kind is not None and kind.name == "numpy" else a
 
 
 def _scalar(v) -> bool:

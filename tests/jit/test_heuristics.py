@@ -1,4 +1,4 @@
-"""`@tritium.heuristics` (tritium/frontend/heuristics.py): values computed per launch in the
+"""`@tritium.heuristics` (tritium/jit/heuristics.py): values computed per launch in the
 interpreter (BLOCK from n, EVEN_N dropping the masks), their order, stacking with
 `@tritium.autotune` both ways round, upstream's rules for values also passed by the
 caller, errors, and the JIT fast path kept (on the fake device of test_launch_fast)."""
@@ -13,7 +13,7 @@ import tritium.language as tl
 from examples.vector_add import add_kernel
 from tests.runtime.launcher_helpers import FakeDevice, f32_at, fake_device_array
 from tritium.errors import ArgumentError, OutOfBoundsError
-from tritium.frontend.heuristics import Heuristics, JITHeuristics
+from tritium.jit.heuristics import Heuristics, JITHeuristics
 from tritium.runtime.launcher import Launcher
 
 

@@ -1,0 +1,1 @@
+"""Analyses shared by passes and codegen (as upstream's lib/Analysis). See ARCHITECTURE.md."""

@@ -1,0 +1,151 @@
+"""Every environment variable tritium reads, in one place (the base layer: no tritium imports).
+
+| variable | default | what it does |
+|---|---|---|
+| `TRITIUM_INTERPRET` | `0` | `1`: run kernels in the numpy interpreter instead of on the GPU (re-read at every launch) |
+| `TRITIUM_DEBUG` | `0` | `1`: check every launch's arguments, keep tritium's own frames in tracebacks, raise internal compiler errors as they are |
+| `TRITIUM_DEVICE` | `0` | the CUDA device ordinal a thread uses until it picks one |
+| `TRITIUM_CACHE_DIR` | `$XDG_CACHE_HOME/tritium`, else `~/.cache/tritium` | where compiled kernels are cached |
+| `XDG_CACHE_HOME` | `~/.cache` | the cache's parent when `TRITIUM_CACHE_DIR` is unset |
+| `TRITIUM_DUMP_DIR` | unset | JIT compilations write their source and the IR after every pass here (and skip the cache) |
+| `TRITIUM_PTXAS`, `TRITIUM_NVDISASM`, `TRITIUM_CUOBJDUMP` | found on `PATH` or in `/usr/local/cuda/bin` | the NVIDIA tool binary to run |
+
+A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
+called, so a variable set at run time (`os.environ["TRITIUM_DEBUG"] = "1"`,
+`monkeypatch.setenv`) counts from the next call.
+
+`TRITIUM_INTERPRET` is wanted on every `kernel[grid](...)` (tests and scripts switch it
+between launches), where `os.environ.get` costs ~0.7 us when the variable is unset (it
+raises and catches a KeyError inside). So `interpret()` returns a value kept current
+instead: the first call reads the environment and registers an audit hook
+(`sys.addaudithook`, PEP 578) that sees the `os.putenv` / `os.unsetenv` events which every
+change of `os.environ` raises, and updates the value from the event's arguments. Reading
+it is one attribute load (`INTERPRET.on`, ~20 ns; the launch fast path reads that
+attribute itself). The hook costs every audited event one Python call (~0.1 us: `id()`,
+`open`, `import`, ...; 0.3% of a vector add compile) and is only installed by the first
+launch or compile that asks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+
+__all__ = [
+    "INTERPRET",
+    "VARIABLES",
+    "cache_dir",
+    "debug",
+    "device",
+    "dump_dir",
+    "interpret",
+    "interpreting",
+    "tool",
+]
+
+# name -> one line of documentation (docs/configuration.md shows the table above)
+VARIABLES: dict[str, str] = {
+    "TRITIUM_INTERPRET": "run kernels in the numpy interpreter instead of on the GPU",
+    "TRITIUM_DEBUG": "argument checks on every launch, full tracebacks, internal errors raised",
+    "TRITIUM_DEVICE": "the CUDA device ordinal a thread uses until it picks one",
+    "TRITIUM_CACHE_DIR": "the compiled-kernel cache directory",
+    "XDG_CACHE_HOME": "the cache's parent directory when TRITIUM_CACHE_DIR is unset",
+    "TRITIUM_DUMP_DIR": "JIT compilations dump their IR here (and skip the cache)",
+    "TRITIUM_PTXAS": "the ptxas binary",
+    "TRITIUM_NVDISASM": "the nvdisasm binary",
+    "TRITIUM_CUOBJDUMP": "the cuobjdump binary",
+}
+
+
+def _flag(value: str | bytes | None) -> bool:
+    return value not in (None, "", "0", b"", b"0")
+
+
+def _get(name: str) -> str | None:
+    assert name in VARIABLES, f"{name} is not in config.VARIABLES"
+    return os.environ.get(name)
+
+
+def debug() -> bool:
+    """TRITIUM_DEBUG is on."""
+    return _flag(_get("TRITIUM_DEBUG"))
+
+
+def device() -> int:
+    """TRITIUM_DEVICE (default 0)."""
+    return int(_get("TRITIUM_DEVICE") or 0)
+
+
+def cache_dir() -> Path:
+    """$TRITIUM_CACHE_DIR, else $XDG_CACHE_HOME/tritium, else ~/.cache/tritium."""
+    d = _get("TRITIUM_CACHE_DIR")
+    if d:
+        return Path(d).expanduser()
+    xdg = _get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "tritium"
+    return Path.home() / ".cache" / "tritium"
+
+
+def dump_dir() -> str | None:
+    """TRITIUM_DUMP_DIR, or None."""
+    return _get("TRITIUM_DUMP_DIR") or None
+
+
+def tool(name: str) -> str | None:
+    """TRITIUM_<NAME> for an NVIDIA tool (`ptxas`, `nvdisasm`, `cuobjdump`), or None."""
+    return _get(f"TRITIUM_{name.upper()}") or None
+
+
+class _Watched:
+    """A flag kept equal to its environment variable (see the module docstring)."""
+
+    __slots__ = ("name", "key", "on", "_hooked")
+
+    def __init__(self, name: str):
+        assert name in VARIABLES
+        self.name = name
+        self.key = os.fsencode(name)
+        self.on = False
+        self._hooked = False
+
+    def watch(self) -> _Watched:
+        """Read the variable now and keep `on` current from here on."""
+        if not self._hooked:
+            self._hooked = True
+            self.on = _flag(os.environ.get(self.name))
+            sys.addaudithook(self._event)
+        return self
+
+    def _event(self, event: str, args: tuple) -> None:
+        # raised before the change happens: take the new value from the event itself
+        if event == "os.putenv":
+            if args[0] == self.key or args[0] == self.name:
+                self.on = _flag(args[1])
+        elif event == "os.unsetenv" and (args[0] == self.key or args[0] == self.name):
+            self.on = False
+
+
+INTERPRET = _Watched("TRITIUM_INTERPRET")
+
+
+def interpret() -> bool:
+    """TRITIUM_INTERPRET is on (cheap: see the module docstring)."""
+    return INTERPRET.watch().on
+
+
+@contextlib.contextmanager
+def interpreting(on: bool):
+    """Set TRITIUM_INTERPRET to `on` for the block, then restore it (for tools that choose
+    where the kernels they launch run: tritium.testing.check_kernel)."""
+    old = os.environ.get("TRITIUM_INTERPRET")
+    os.environ["TRITIUM_INTERPRET"] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("TRITIUM_INTERPRET", None)
+        else:
+            os.environ["TRITIUM_INTERPRET"] = old

@@ -1,0 +1,256 @@
+"""Every kind of array a kernel argument can be, in one place: how to read its address,
+its dtype, whether it is on the GPU, and how to zero / save / restore it.
+
+| kind | recognised by | address | dtype | on the GPU |
+|---|---|---|---|---|
+| `numpy` | `np.ndarray` | `a.ctypes.data` (host memory) | `a.dtype` | never: the Launcher stages it |
+| `device_array` | tritium's `DeviceArray` | `a.ptr` | `a.dtype` | always |
+| `torch` | a `torch` type with `data_ptr` and `is_cuda` | `a.data_ptr()` | `a.dtype` (`torch.float32`) | `a.is_cuda` |
+| `cupy` | a `cupy` type with `data.ptr` | `a.data.ptr` | `a.dtype` | always |
+| `cai` | any other `__cuda_array_interface__` | its `data[0]` | its `typestr` as a numpy dtype | always |
+
+Each fact is a Python expression over `{a}` (the argument): the generated launch function
+(tritium/jit/launch.py) writes it inline, and the functions here are compiled from the same
+text, so both read an argument the same way. torch's `data_ptr()` is ~20x cheaper than its
+`__cuda_array_interface__`, hence the special kinds.
+
+Users of this table: the Launcher (`device_pointer`: a dict from type to address getter,
+numpy left out so that it takes the staging path), the specialisation key and the launch
+fast path (tritium/jit/specialize.py, launch.py), autotune (`zero`, `save`, `restore`,
+`host_span`), and the interpreter (`as_host_array`).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tritium.dtype_names import dtype_to_triton
+from tritium.errors import ArgumentError
+from tritium.runtime.arrays import DeviceArray
+
+__all__ = [
+    "ArrayKind",
+    "DEVICE_POINTERS",
+    "KINDS",
+    "as_host_array",
+    "device_pointer",
+    "element_type",
+    "host_span",
+    "is_interned_dtype",
+    "kind_of",
+    "restore",
+    "save",
+    "zero",
+]
+
+
+@dataclass(frozen=True)
+class ArrayKind:
+    """How to read one kind of array argument (see the table in the module docstring)."""
+
+    name: str
+    pointer: str  # expression over {a}: the address of element 0
+    dtype: str  # expression over {a}: its dtype object (what a key compares)
+    on_device: str | None  # expression over {a}: True for GPU memory; None: fixed by the kind
+    read_fast: bool  # the generated launch function reads it inline (numpy: staged instead)
+    get_pointer: Callable[[Any], int] = field(init=False, repr=False, compare=False)
+    get_dtype: Callable[[Any], Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "get_pointer", _compile(self.pointer))
+        object.__setattr__(self, "get_dtype", _compile(self.dtype))
+
+    def element_type(self, a) -> str:
+        """The Triton element type of array `a` ("fp32"); ArgumentError if it has none."""
+        dt = self.get_dtype(a)
+        name = dtype_to_triton(dt)
+        if name is None:
+            raise ArgumentError(f"arrays of dtype {dt} cannot be passed to a kernel")
+        return name
+
+
+def _compile(expr: str) -> Callable[[Any], Any]:
+    return eval(f"lambda a: {expr.format(a='a')}", {"_np_dtype": np.dtype})  # noqa: S307
+
+
+_CAI = "{a}.__cuda_array_interface__"
+KINDS = {
+    k.name: k
+    for k in (
+        ArrayKind("numpy", "{a}.ctypes.data", "{a}.dtype", None, read_fast=False),
+        ArrayKind("device_array", "{a}.ptr", "{a}.dtype", None, read_fast=True),
+        ArrayKind("torch", "{a}.data_ptr()", "{a}.dtype", "{a}.is_cuda", read_fast=True),
+        ArrayKind("cupy", "{a}.data.ptr", "{a}.dtype", None, read_fast=True),
+        ArrayKind("cai", _CAI + '["data"][0]', f'_np_dtype({_CAI}["typestr"])', None, False),
+    )
+}
+
+_BY_TYPE: dict[type, ArrayKind | None] = {
+    np.ndarray: KINDS["numpy"],
+    DeviceArray: KINDS["device_array"],
+    int: None,
+    float: None,
+    bool: None,
+    type(None): None,
+}
+
+
+def kind_of(a) -> ArrayKind | None:
+    """The kind of array `a` is (remembered per type), or None if it is not an array."""
+    t = type(a)
+    try:
+        return _BY_TYPE[t]
+    except KeyError:
+        pass
+    module = getattr(t, "__module__", "") or ""
+    if isinstance(a, np.ndarray):
+        kind = KINDS["numpy"]
+    elif module.startswith("torch") and hasattr(a, "data_ptr") and hasattr(a, "is_cuda"):
+        kind = KINDS["torch"]
+    elif module.startswith("cupy") and hasattr(getattr(a, "data", None), "ptr"):
+        kind = KINDS["cupy"]
+    elif hasattr(a, "__cuda_array_interface__"):
+        kind = KINDS["cai"]
+    else:
+        return None  # not remembered: another object of this type may grow the attribute
+    _BY_TYPE[t] = kind
+    return kind
+
+
+def is_interned_dtype(v) -> bool:
+    """`v` is a dtype object its library makes once per type (numpy's builtin dtypes,
+    torch's): equal dtypes are the same object, so `is` compares them."""
+    if isinstance(v, np.dtype):
+        return v.isbuiltin == 1
+    t = type(v)
+    return t.__name__ == "dtype" and (getattr(t, "__module__", "") or "").startswith("torch")
+
+
+def element_type(a) -> str | None:
+    """The Triton element type of array `a` ("fp32"), or None if `a` is not an array."""
+    kind = kind_of(a)
+    return None if kind is None else kind.element_type(a)
+
+
+# --------------------------------------------------------------------------- the Launcher's view
+
+
+def _torch_device_pointer(t: Any) -> int:
+    if not t.is_cuda:
+        raise ArgumentError(
+            "a torch tensor on the CPU was passed for a pointer parameter: move it to the GPU "
+            "(.cuda()) or pass a numpy array, which tritium copies"
+        )
+    return t.data_ptr()
+
+
+def _null(_: Any) -> int:
+    return 0
+
+
+# type -> device address getter, for the Launcher's per-call dict lookup. Filled by
+# `device_pointer` as types are seen; numpy arrays are deliberately absent (staged).
+DEVICE_POINTERS: dict[type, Callable[[Any], int]] = {
+    DeviceArray: operator.attrgetter("ptr"),
+    type(None): _null,
+}
+
+
+def device_pointer(a: Any) -> Callable[[Any], int] | None:
+    """The device address getter for `a`'s type (remembered in DEVICE_POINTERS), or None for
+    numpy arrays (staged) and non-arrays."""
+    getter = DEVICE_POINTERS.get(type(a))
+    if getter is not None:
+        return getter
+    kind = kind_of(a)
+    if kind is None or kind.name == "numpy":
+        return None
+    getter = _torch_device_pointer if kind.name == "torch" else kind.get_pointer
+    DEVICE_POINTERS[type(a)] = getter
+    return getter
+
+
+def host_span(a: np.ndarray) -> tuple[int, int]:
+    """[low, high) host addresses of the memory a (possibly strided) numpy array touches."""
+    if a.size == 0:
+        return a.ctypes.data, a.ctypes.data
+    lo = hi = a.ctypes.data
+    for n, s in zip(a.shape, a.strides):
+        if s >= 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    return lo, hi + a.itemsize
+
+
+# --------------------------------------------------------------------------- the interpreter
+
+
+def as_host_array(v):
+    """An argument as the interpreter takes it: numpy arrays and scalars pass through; CPU
+    torch tensors become numpy views of the same memory (writes land in the tensor); device
+    arrays are refused."""
+    if isinstance(v, np.ndarray) or v is None or isinstance(v, (int, float, bool, np.generic)):
+        return v
+    kind = kind_of(v)
+    if kind is not None and kind.name == "torch":
+        if v.is_cuda:
+            raise ArgumentError(
+                "the interpreter (TRITIUM_INTERPRET=1) needs host arrays; got a CUDA torch tensor"
+            )
+        return v.detach().numpy()
+    if kind is not None:
+        raise ArgumentError(
+            "the interpreter (TRITIUM_INTERPRET=1) needs host arrays; got a device array"
+        )
+    if hasattr(v, "__array__"):
+        return np.asarray(v)
+    return v
+
+
+# --------------------------------------------------------------------------- autotune
+
+
+def zero(a) -> None:
+    """Fill array `a` with zero bytes."""
+    kind = kind_of(a)
+    name = kind.name if kind is not None else None
+    if name == "numpy":
+        a.fill(0)
+    elif name == "torch":
+        a.zero_()
+    elif name == "device_array":
+        from tritium.runtime import driver
+
+        driver.memset_d8(a.ptr, 0, a.nbytes)
+    else:
+        raise ArgumentError(f"reset_to_zero: cannot zero a {type(a).__name__}")
+
+
+def save(a):
+    """A copy of array `a`'s contents, for `restore`."""
+    kind = kind_of(a)
+    name = kind.name if kind is not None else None
+    if name == "numpy":
+        return a.copy()
+    if name == "torch":
+        return a.clone()
+    if name == "device_array":
+        return a.numpy()
+    raise ArgumentError(f"restore_value: cannot save a {type(a).__name__}")
+
+
+def restore(a, saved) -> None:
+    """Put back the contents `save(a)` returned."""
+    name = kind_of(a).name  # type: ignore[union-attr]  (save accepted it)
+    if name == "numpy":
+        a[...] = saved
+    elif name == "torch":
+        a.copy_(saved)
+    else:
+        a.copy_from(saved)
