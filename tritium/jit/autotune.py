@@ -198,7 +198,8 @@ class _TorchEvent:  # pragma: no cover - only without cuda-python
 
 class _DeviceView:
     """A numpy array's copy on the GPU, at the host address modulo 256, reachable through
-    `__cuda_array_interface__` (the launcher passes its address)."""
+    `__cuda_array_interface__` (the launcher passes its address; read-only when the host
+    array is, so a kernel that writes it is refused while tuning as at the real launch)."""
 
     ALIGN = 256
 
@@ -226,7 +227,7 @@ class _DeviceView:
         return {
             "shape": self.shape,
             "typestr": self.dtype.str,
-            "data": (self.ptr, False),
+            "data": (self.ptr, not self.host.flags.writeable),  # a read-only array stays so
             "strides": self.host.strides,
             "version": 3,
         }

@@ -79,6 +79,11 @@ def _default_kernel(funcs: dict[str, FuncOp]) -> FuncOp | None:
 
 def _array_arg(a, name: str) -> np.ndarray:
     if isinstance(a, np.ndarray):
+        if a.dtype.hasobject:  # its bytes are references: a store would corrupt them
+            raise ArgumentError(
+                f"argument {name!r}: an array of dtype {a.dtype} holds Python objects, "
+                "which a kernel cannot read or write"
+            )
         return a
     if hasattr(a, "__dlpack__"):
         try:
