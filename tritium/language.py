@@ -24,6 +24,7 @@ from tritium.frontend.builtins import (  # noqa: F401
     cos,
     cumprod,
     cumsum,
+    debug_barrier,
     device_assert,
     device_print,
     div_rn,

@@ -15,7 +15,7 @@ combine.py's combine functions, being `@jit` functions, also need the `jit` deco
     elementwise.py     where, maximum, minimum, clamp, exp, log, sqrt, ..., fdiv, fma, umulhi
     shape.py           cast, to, broadcast_to, expand_dims, reshape, view, ravel, permute, trans
     linear_algebra.py  dot                         hints.py       multiple_of, max_contiguous, ...
-    debug.py           static_assert, static_print, device_assert, device_print
+    debug.py           static_assert, static_print, device_assert, device_print, debug_barrier
     atomic.py          atomic_add, ..., atomic_cas
     reduction.py       reduce, sum, max, min, argmax, argmin, xor_sum
     scan.py            associative_scan, cumsum, cumprod
@@ -44,6 +44,7 @@ from tritium.frontend.builtins.creation import (
     zeros_like,
 )
 from tritium.frontend.builtins.debug import (
+    debug_barrier,
     device_assert,
     device_print,
     static_assert,
@@ -116,6 +117,7 @@ __all__ = [
     "cos",
     "cumprod",
     "cumsum",
+    "debug_barrier",
     "device_assert",
     "device_print",
     "div_rn",

@@ -14,6 +14,7 @@ from __future__ import annotations
 from xdsl.dialects import cf, math, scf
 
 from tritium.ir.arith import Arith
+from tritium.ir.gpu import GPU
 from tritium.ir.tt import TT
 from tritium.ir.ttg import TTG
 from tritium.runtime.interpreter import (
@@ -44,7 +45,7 @@ _BY_NAME = (
 
 _OP_CLASSES = {
     cls.name: cls
-    for dialect in (Arith, math.Math, scf.Scf, cf.Cf, TT, TTG)
+    for dialect in (Arith, math.Math, scf.Scf, cf.Cf, TT, TTG, GPU)
     for cls in dialect.operations
 }
 # (an op name the dialects lack, say `arith.remf` in an older tritium.ir, is skipped)
