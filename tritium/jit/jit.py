@@ -112,6 +112,21 @@ class JITFunction(KernelSource):
 
     def run(self, *args, grid, **kwargs):
         vals, opts = self.bind(args, kwargs)
+        runner = self._runner(vals, opts)
+        if type(grid) is not tuple or len(grid) != 3:
+            grid = self._grid3(grid, vals, opts)
+        runner(grid, vals, opts.get("stream") if opts else None)
+        return runner
+
+    def warmup(self, *args, grid, **kwargs):
+        """Compile for these arguments without launching; the `CompiledKernel` (upstream's
+        `JITFunction.warmup`): `n_regs`, `n_spills`, `metadata.shared`, `metadata.num_warps`,
+        and `kernel[grid](*every_parameter)` to launch it."""
+        vals, opts = self.bind(args, kwargs)
+        return self._runner(vals, opts).kernel
+
+    def _runner(self, vals, opts):
+        """The runner of these arguments' specialisation, compiled on a miss."""
         interpret = self.interpret
         if interpret is None:
             interpret = config.interpret()
@@ -122,11 +137,7 @@ class JITFunction(KernelSource):
             key = hashable_key(key)
             runner = self.runners.get(key)
         if runner is None:
-            runner = self._make_runner(vals, opts, interpret)
-            self.runners[key] = runner
-        if type(grid) is not tuple or len(grid) != 3:
-            grid = self._grid3(grid, vals, opts)
-        runner(grid, vals, opts.get("stream") if opts else None)
+            runner = self.runners[key] = self._make_runner(vals, opts, interpret)
         return runner
 
     def _grid3(self, grid, vals, opts) -> tuple:
@@ -148,7 +159,9 @@ class JITFunction(KernelSource):
             arch = compiler.target_arch(current_arch())
         options = Options.from_launch(opts, arch=arch or "sm_89", debug=bool(self.debug))
         kernel = compiler.compile_jit(self, spec, options, interpret=interpret)
-        return kernel.make_runner([self.param_index[n] for n in kernel.runtime_params])
+        runner = kernel.make_runner([self.param_index[n] for n in kernel.runtime_params])
+        runner.kernel = kernel  # (warmup's result)
+        return runner
 
 
 def jit(fn=None, *, do_not_specialize=(), debug=None, interpret=None, noinline=False, **_ignored):
