@@ -421,8 +421,6 @@ HANDLERS = {
     "arith.bitcast": elementwise(_bitcast),
     "arith.index_cast": elementwise(_index_cast),
     "tt.bitcast": elementwise(_bitcast),
-    "tt.int_to_ptr": _simple(lambda x: x),
-    "tt.ptr_to_int": _simple(lambda x: x),
     "tt.mulhiui": elementwise(_mulhiui),
     "tt.precise_sqrt": _simple(np.sqrt),
     "math.fma": _simple(_fma),
