@@ -9,6 +9,7 @@
 | `XDG_CACHE_HOME` | `~/.cache` | the cache's parent when `TRITIUM_CACHE_DIR` is unset |
 | `TRITIUM_DUMP_DIR` | unset | JIT compilations write their source and the IR after every pass here (and skip the cache) |
 | `TRITIUM_PTXAS`, `TRITIUM_NVDISASM`, `TRITIUM_CUOBJDUMP` | found on `PATH` or in `/usr/local/cuda/bin` | the NVIDIA tool binary to run |
+| `TRITIUM_BENCH_POINTS` | unset | `tritium.testing.perf_report` measures only this many x values of each benchmark, spread evenly (to shorten long benchmarks) |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
 called, so a variable set at run time (`os.environ["TRITIUM_DEBUG"] = "1"`,
@@ -35,6 +36,7 @@ from pathlib import Path
 __all__ = [
     "INTERPRET",
     "VARIABLES",
+    "bench_points",
     "cache_dir",
     "debug",
     "device",
@@ -54,6 +56,7 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_PTXAS": "the ptxas binary",
     "TRITIUM_NVDISASM": "the nvdisasm binary",
     "TRITIUM_CUOBJDUMP": "the cuobjdump binary",
+    "TRITIUM_BENCH_POINTS": "perf_report measures only this many x values of each benchmark",
 }
 
 
@@ -85,6 +88,12 @@ def cache_dir() -> Path:
     if xdg:
         return Path(xdg).expanduser() / "tritium"
     return Path.home() / ".cache" / "tritium"
+
+
+def bench_points() -> int | None:
+    """TRITIUM_BENCH_POINTS, or None (every x value)."""
+    v = _get("TRITIUM_BENCH_POINTS")
+    return int(v) if v else None
 
 
 def dump_dir() -> str | None:

@@ -50,7 +50,7 @@ import numpy as np
 from tritium import config
 from tritium.errors import ArgumentError, CompilationError, LaunchError
 from tritium.jit.jit import JITFunction
-from tritium.runtime import array_kinds
+from tritium.runtime import array_kinds, timing
 
 
 class Config:
@@ -104,93 +104,26 @@ class Config:
 
 
 def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, stream=None) -> float:
-    """Median milliseconds of `fn()` (which launches GPU work on `stream`), by CUDA events."""
-    events = _Events(stream)
+    """Median milliseconds of `fn()` (which launches GPU work on `stream`), by CUDA events
+    recorded on that stream (tritium.runtime.timing)."""
+    clock = timing.clock(stream, prefer_torch=False)
     fn()
-    events.synchronize()
-    start, end = events.new(), events.new()
+    clock.synchronize()
+    start, end = clock.event(), clock.event()
     start.record()
     for _ in range(5):
         fn()
     end.record()
-    end.synchronize()
-    estimate = max(start.elapsed(end) / 5, 1e-4)
+    estimate = max(start.elapsed_time(end) / 5, 1e-4)
     for _ in range(max(1, int(warmup / estimate))):
         fn()
     n = max(1, min(1000, int(rep / estimate)))
-    marks = [(events.new(), events.new()) for _ in range(n)]
+    marks = [(clock.event(), clock.event()) for _ in range(n)]
     for s, e in marks:
         s.record()
         fn()
         e.record()
-    marks[-1][1].synchronize()
-    return statistics.median(s.elapsed(e) for s, e in marks)
-
-
-class _Events:
-    """CUDA events on one stream: the driver's, or torch's without cuda-python."""
-
-    def __init__(self, stream):
-        try:
-            from tritium.runtime import driver
-
-            driver.init()
-            self.cu, self.driver, self.stream = driver.cuda(), driver, driver.stream(stream)
-            self.torch = None
-        except ImportError:  # pragma: no cover - cuda-python is a dependency
-            import torch
-
-            self.cu = None
-            self.torch = torch
-
-    def new(self):
-        if self.torch is not None:  # pragma: no cover
-            return _TorchEvent(self.torch)
-        return _DriverEvent(self)
-
-    def synchronize(self) -> None:
-        if self.torch is not None:  # pragma: no cover
-            self.torch.cuda.synchronize()
-        else:
-            self.driver.synchronize(self.stream)
-
-
-class _DriverEvent:
-    def __init__(self, ev: _Events):
-        self.cu, self.driver, self.stream = ev.cu, ev.driver, ev.stream
-        err, self.handle = self.cu.cuEventCreate(self.cu.CUevent_flags.CU_EVENT_DEFAULT)
-        self.driver.check(err, "cuEventCreate")
-
-    def record(self) -> None:
-        self.driver.check(self.cu.cuEventRecord(self.handle, self.stream)[0], "cuEventRecord")
-
-    def synchronize(self) -> None:
-        self.driver.check(self.cu.cuEventSynchronize(self.handle)[0], "cuEventSynchronize")
-
-    def elapsed(self, end: _DriverEvent) -> float:
-        err, ms = self.cu.cuEventElapsedTime(self.handle, end.handle)
-        self.driver.check(err, "cuEventElapsedTime")
-        return float(ms)
-
-    def __del__(self):
-        try:
-            self.cu.cuEventDestroy(self.handle)
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
-
-
-class _TorchEvent:  # pragma: no cover - only without cuda-python
-    def __init__(self, torch):
-        self.e = torch.cuda.Event(enable_timing=True)
-
-    def record(self) -> None:
-        self.e.record()
-
-    def synchronize(self) -> None:
-        self.e.synchronize()
-
-    def elapsed(self, end: _TorchEvent) -> float:
-        return self.e.elapsed_time(end.e)
+    return statistics.median(s.elapsed_time(e) for s, e in marks)
 
 
 # --------------------------------------------------------------------------- staging

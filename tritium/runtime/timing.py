@@ -13,7 +13,7 @@ Which clock:
 | situation | events | flush buffer |
 |---|---|---|
 | torch imported and its CUDA available | `torch.cuda.Event(enable_timing=True)` on torch's current stream | 256 MB torch tensor, `zero_()` |
-| a GPU, no torch | CUDA events (`cuEventRecord`) on the legacy default stream, where tritium launches | 256 MB `DeviceArray`, `cuMemsetD8` |
+| a GPU, no torch (or `prefer_torch=False`) | CUDA events (`cuEventRecord`) on the legacy default stream, where tritium launches (or on `stream`) | 256 MB `DeviceArray`, `cuMemsetD8` |
 | no GPU (the interpreter) | the host's `perf_counter`: interpreted kernels finish before the call returns | none |
 
 torch is used only when the program has imported it already (its own tensors and kernels
@@ -36,15 +36,16 @@ FLUSH_BYTES = 256 * 1024 * 1024  # larger than any GPU's L2 cache (H100: 50 MB)
 
 
 class _DriverEvent:
-    __slots__ = ("ev",)
+    __slots__ = ("ev", "stream")
 
-    def __init__(self) -> None:
+    def __init__(self, stream: Any) -> None:
         driver.device()
         err, self.ev = driver.cuda().cuEventCreate(0)
         driver.check(err, "cuEventCreate")
+        self.stream = stream
 
     def record(self) -> None:
-        driver.check(driver.cuda().cuEventRecord(self.ev, driver.stream(None))[0], "cuEventRecord")
+        driver.check(driver.cuda().cuEventRecord(self.ev, self.stream)[0], "cuEventRecord")
 
     def elapsed_time(self, end: _DriverEvent) -> float:
         cu = driver.cuda()
@@ -96,9 +97,11 @@ class _TorchClock:
 class _DriverClock:
     name = "cuda"
 
-    @staticmethod
-    def event() -> _DriverEvent:
-        return _DriverEvent()
+    def __init__(self, stream: Any = None):
+        self.stream = driver.stream(stream)
+
+    def event(self) -> _DriverEvent:
+        return _DriverEvent(self.stream)
 
     @staticmethod
     def synchronize() -> None:
@@ -136,11 +139,12 @@ class _HostClock:
         pass
 
 
-def clock() -> Any:
-    """The clock a benchmark should use here (see the module docstring's table)."""
+def clock(stream: Any = None, prefer_torch: bool = True) -> Any:
+    """The clock a benchmark should use here (see the module docstring's table); with
+    `prefer_torch=False`, CUDA events on `stream` (autotune times its own launches)."""
     if not driver.gpu_available():
         return _HostClock()
-    torch = sys.modules.get("torch")
+    torch = sys.modules.get("torch") if prefer_torch else None
     if torch is not None and torch.cuda.is_available():
         return _TorchClock(torch)
-    return _DriverClock()
+    return _DriverClock(stream)

@@ -27,7 +27,8 @@ and line (`fn(**x_args, line_arg=line, **bench.args, **kwargs)`); a returned tri
 columns, then one column per line), writes `<plot_name>.csv` (and `.png`, plus
 `results.html` listing them) into `save_path`, plots through matplotlib when it is
 installed (`show_plots` shows the figure), and with `return_df` returns the tables (pandas
-DataFrames where pandas is installed, else lists of row dicts).
+DataFrames where pandas is installed, else lists of row dicts). TRITIUM_BENCH_POINTS=n
+measures only n of each benchmark's x values, spread evenly (long benchmarks, shortened).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from tritium import config
 from tritium.runtime import timing
 
 __all__ = ["Benchmark", "Mark", "do_bench", "perf_report"]
@@ -168,7 +170,7 @@ class Mark:
 
     def _run(self, bench: Benchmark, save_path, show_plots, print_data, **kwargs):
         rows = []  # (x values, {line name: (value, min, max)})
-        for x in bench.x_vals:
+        for x in _spread(bench.x_vals, config.bench_points()):
             xs = list(x) if isinstance(x, list | tuple) else [x] * len(bench.x_names)
             if len(xs) != len(bench.x_names):
                 raise ValueError(f"x value {x!r} does not give one value per x name {bench.x_names}")
@@ -195,6 +197,15 @@ class Mark:
                 w.writerow(header)
                 w.writerows(table)
         return _frame(header, table)
+
+
+def _spread(values: list, n: int | None) -> list:
+    """`n` of `values`, evenly spread, first and last included (all of them for None)."""
+    if n is None or n >= len(values):
+        return values
+    if n <= 1:
+        return values[:1]
+    return [values[round(i * (len(values) - 1) / (n - 1))] for i in range(n)]
 
 
 def perf_report(benchmarks: Benchmark | list[Benchmark]):

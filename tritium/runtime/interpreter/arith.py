@@ -2,7 +2,9 @@
 (value representation: `values.py`).
 
 Integer ops wrap at the type's width (numpy does, for same-dtype operands); unsigned ops
-view the bits as uint; `divsi`/`remsi` truncate toward zero as C and PTX do. bf16 is
+view the bits as uint; `divsi`/`remsi` truncate toward zero as C and PTX do; division by
+zero gives what the GPU's division gives (PTX leaves it unspecified; measured on an H100):
+x / 0 is all ones unsigned, -1 (x >= 0) or 1 (x < 0) signed, x % 0 is x. bf16 is
 computed in float32 and rounded to nearest-even bf16 after every op. Float-to-int casts
 saturate and send NaN to 0 (PTX `cvt.rzi`). Shifts by >= the width give 0 (or the sign,
 for `shrsi`), as PTX's clamped shifts do.
@@ -106,7 +108,26 @@ def _int_op(signed_fn=None, unsigned_fn=None):
 
 
 def _divsi(a, b):
-    return (a - np.fmod(a, b)) // b
+    """C division (toward zero); by zero as the GPU: -1 for x >= 0, 1 for x < 0 (the
+    unsigned quotient's all-ones, sign-corrected); MIN / -1 wraps to MIN."""
+    q = (a - np.fmod(a, b)) // np.where(b == 0, 1, b)
+    return np.where(b == 0, np.where(a < 0, 1, -1).astype(q.dtype), q)[()]
+
+
+def _remsi(a, b):
+    """C remainder (the sign of the dividend); by zero the GPU gives the dividend."""
+    return np.where(b == 0, a, np.fmod(a, np.where(b == 0, 1, b)))[()]
+
+
+def _divui(a, b):
+    """Unsigned division; by zero the GPU gives all ones."""
+    q = a // np.where(b == 0, 1, b)
+    return np.where(b == 0, np.iinfo(q.dtype).max, q).astype(q.dtype)[()]
+
+
+def _remui(a, b):
+    """Unsigned remainder; by zero the GPU gives the dividend."""
+    return np.where(b == 0, a, a % np.where(b == 0, 1, b))[()]
 
 
 def _ceildivsi(a, b):
@@ -390,11 +411,11 @@ HANDLERS = {
     "arith.subi": _int_op(np.subtract),
     "arith.muli": _int_op(np.multiply),
     "arith.divsi": _int_op(_divsi),
-    "arith.remsi": _int_op(np.fmod),
+    "arith.remsi": _int_op(_remsi),
     "arith.floordivsi": _int_op(np.floor_divide),
     "arith.ceildivsi": _int_op(_ceildivsi),
-    "arith.divui": _int_op(unsigned_fn=np.floor_divide),
-    "arith.remui": _int_op(unsigned_fn=np.remainder),
+    "arith.divui": _int_op(unsigned_fn=_divui),
+    "arith.remui": _int_op(unsigned_fn=_remui),
     "arith.ceildivui": _int_op(unsigned_fn=_ceildivui),
     "arith.maxsi": _int_op(np.maximum),
     "arith.minsi": _int_op(np.minimum),
