@@ -134,6 +134,7 @@ class CompiledKernel:
                 except TritiumError as e:
                     raise _user_error(e) from None
 
+            run_interpreted.interpreted = True  # type: ignore[attr-defined]
             return run_interpreted
         from tritium.runtime.launcher import Launcher
 
@@ -148,6 +149,7 @@ class CompiledKernel:
                     raise _user_error(e) from None
 
             run_direct.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
+            run_direct.interpreted = False  # type: ignore[attr-defined]
             return run_direct
 
         def run_gpu(grid, vals, stream):
@@ -157,6 +159,7 @@ class CompiledKernel:
                 raise _user_error(e) from None
 
         run_gpu.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
+        run_gpu.interpreted = False  # type: ignore[attr-defined]
         return run_gpu
 
     def __getitem__(self, grid):
@@ -178,6 +181,10 @@ class CompiledKernel:
                     f"({', '.join(self.runtime_params)}), or all {len(self.arg_names)} "
                     f"parameters; got {len(args)}"
                 )
+            if stream is None and not self.interpret:
+                from tritium.runtime.driver import torch_stream
+
+                stream = torch_stream()  # torch's current stream, as upstream's launches
             runner(grid, list(args), stream)
 
         return launch

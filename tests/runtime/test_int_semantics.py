@@ -5,8 +5,8 @@ The rules, as the lowering emits them (tritium/codegen/lower/elementwise.py) and
 them: a shift amount is read as unsigned; one >= the width gives 0 (`>>` of a signed value:
 its sign in every bit). Division truncates toward zero, the remainder has the dividend's
 sign, MIN // -1 wraps to MIN (and MIN % -1 is 0). By zero, PTX leaves the result
-unspecified; the GPU gives all ones for unsigned x // 0, -1 (x >= 0) or 1 (x < 0) for
-signed x // 0, and x for x % 0, and so does the interpreter.
+unspecified; the GPU (an H100) gives all ones for x // 0 (-1 signed) and x for x % 0, and
+so does the interpreter.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def model(a: int, b: int, dt) -> tuple[int, int, int, int]:
     shl = wrap(a << amt) if amt < w else 0
     shr = a >> min(amt, w - 1) if info.min < 0 else (a >> amt if amt < w else 0)
     if b == 0:
-        quo = wrap(-1) if info.min == 0 else (1 if a < 0 else -1)
+        quo = wrap(-1)
         rem = a
     else:
         q = abs(a) // abs(b)

@@ -42,6 +42,7 @@ the first config is used.
 from __future__ import annotations
 
 import statistics
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -239,7 +240,7 @@ class Autotuner:
         for c in self.configs:
             if not isinstance(c, Config):
                 raise ArgumentError(f"autotune configs must be tritium.Config, got {c!r}")
-        self.keys = self._names(key, "key")
+        self.keys = self._key_names(key)
         self.reset_to_zero = self._names(reset_to_zero or (), "reset_to_zero")
         self.restore_value = self._names(restore_value or (), "restore_value")
         self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
@@ -255,6 +256,18 @@ class Autotuner:
         self.best_config: Config | None = None
         self.configs_timings: dict[Config, float] | None = None
         self._errors: dict[Config, Exception] = {}
+
+    def _key_names(self, names: Sequence[str]) -> list[str]:
+        """The key's parameter names; a name the kernel lacks is left out with a warning
+        (upstream ignores it silently: its 08-grouped-gemm tutorial names one)."""
+        names = [names] if isinstance(names, str) else list(names)
+        for n in names:
+            if n not in self.fn.param_index:
+                warnings.warn(
+                    f"autotune key: {self.fn.__name__} has no parameter named {n!r}; ignored",
+                    stacklevel=4,
+                )
+        return [n for n in names if n in self.fn.param_index]
 
     def _names(self, names: Sequence[str], what: str) -> list[str]:
         names = [names] if isinstance(names, str) else list(names)

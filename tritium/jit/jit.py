@@ -115,15 +115,25 @@ class JITFunction(KernelSource):
         runner = self._runner(vals, opts)
         if type(grid) is not tuple or len(grid) != 3:
             grid = self._grid3(grid, vals, opts)
-        runner(grid, vals, opts.get("stream") if opts else None)
+        stream = opts.get("stream") if opts else None
+        if stream is None and not runner.interpreted:
+            from tritium.runtime.driver import torch_stream
+
+            stream = torch_stream()  # (None without torch: the legacy default stream)
+        runner(grid, vals, stream)
         return runner
 
     def warmup(self, *args, grid, **kwargs):
         """Compile for these arguments without launching; the `CompiledKernel` (upstream's
         `JITFunction.warmup`): `n_regs`, `n_spills`, `metadata.shared`, `metadata.num_warps`,
-        and `kernel[grid](*every_parameter)` to launch it."""
+        and `kernel[grid](*every_parameter)` to launch it. Interpreted, the kernel reports
+        what its GPU build needs (registers from ptxas, shared memory), so that host code
+        sizing its grid by occupancy runs the same."""
         vals, opts = self.bind(args, kwargs)
-        return self._runner(vals, opts).kernel
+        kernel = self._runner(vals, opts).kernel
+        if kernel.interpret and kernel.metadata.registers is None:
+            kernel.metadata = self._make_runner(vals, opts, False).kernel.metadata
+        return kernel
 
     def _runner(self, vals, opts):
         """The runner of these arguments' specialisation, compiled on a miss."""

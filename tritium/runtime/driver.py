@@ -30,6 +30,7 @@ libcuda is missing, 13.4 a `DynamicLibNotFoundError`); nothing here depends on e
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -437,6 +438,25 @@ def stream(s: Any = None) -> Any:
     if cs is None:
         cs = _streams[h] = cu.CUstream(h)
     return cs
+
+
+def torch_stream_reader() -> Any:
+    """torch's reader of its current CUDA stream (`(device ordinal) -> raw handle`) when the
+    program uses torch on the GPU, else None. Launches with `stream=None` go to that stream,
+    as upstream's do, so they are ordered with the torch work around them."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    return torch._C._cuda_getCurrentRawStream
+
+
+def torch_stream() -> int | None:
+    """torch's current CUDA stream (raw handle) on tritium's current device, or None."""
+    reader = torch_stream_reader()
+    if reader is None:
+        return None
+    ordinal = current_ordinal()
+    return reader(config.device() if ordinal is None else ordinal)
 
 
 def synchronize(s: Any = None) -> None:

@@ -90,7 +90,9 @@ def shift(ctx: FunctionLowering, op: Operation) -> None:
         shrui x, n  ->  select (n u< w), (lshr x, n), 0
         shrsi x, n  ->  ashr x, umin(n, w - 1)
 
-    (For i32, LLVM's NVPTX backend turns the select back into one clamped `shl.b32`.)
+    For i32, LLVM's NVPTX backend turns the select back into one clamped `shl.b32`. It does
+    so for i64 too, but PTX takes a 64-bit shift's amount as its low 32 bits (`x << 2**63`
+    would shift by 0), so a 64-bit shift first clamps the amount: `shl x, umin(n, 63)`.
     """
     b = ctx.builder
     ty = llvm_type(op.lhs.type)
@@ -104,7 +106,8 @@ def shift(ctx: FunctionLowering, op: Operation) -> None:
                 return emit(x, n)
         if op.name == "arith.shrsi":
             return b.ashr(x, umin(n, ir.Constant(ty, w - 1)))
-        return b.select(b.icmp_unsigned("<", n, ir.Constant(ty, w)), emit(x, n), ir.Constant(ty, 0))
+        shifted = emit(x, umin(n, ir.Constant(ty, w - 1)) if w == 64 else n)
+        return b.select(b.icmp_unsigned("<", n, ir.Constant(ty, w)), shifted, ir.Constant(ty, 0))
 
     _binary(ctx, op, clamped)
 

@@ -4,7 +4,7 @@
 Integer ops wrap at the type's width (numpy does, for same-dtype operands); unsigned ops
 view the bits as uint; `divsi`/`remsi` truncate toward zero as C and PTX do; division by
 zero gives what the GPU's division gives (PTX leaves it unspecified; measured on an H100):
-x / 0 is all ones unsigned, -1 (x >= 0) or 1 (x < 0) signed, x % 0 is x. bf16 is
+x / 0 is all ones (-1 signed), x % 0 is x. bf16 is
 computed in float32 and rounded to nearest-even bf16 after every op. Float-to-int casts
 saturate and send NaN to 0 (PTX `cvt.rzi`). Shifts by >= the width give 0 (or the sign,
 for `shrsi`), as PTX's clamped shifts do.
@@ -108,10 +108,9 @@ def _int_op(signed_fn=None, unsigned_fn=None):
 
 
 def _divsi(a, b):
-    """C division (toward zero); by zero as the GPU: -1 for x >= 0, 1 for x < 0 (the
-    unsigned quotient's all-ones, sign-corrected); MIN / -1 wraps to MIN."""
+    """C division (toward zero); by zero -1, as the GPU gives; MIN / -1 wraps to MIN."""
     q = (a - np.fmod(a, b)) // np.where(b == 0, 1, b)
-    return np.where(b == 0, np.where(a < 0, 1, -1).astype(q.dtype), q)[()]
+    return np.where(b == 0, q.dtype.type(-1), q)[()]
 
 
 def _remsi(a, b):
