@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 
-import numpy as np
 import pytest
 
 import tritium
@@ -313,7 +312,7 @@ CASES = [
     (where_shape_mismatch, ["*fp32"], "incompatible shapes [16] and [32]"),
     (reshape_wrong_size, ["*fp32"], "cannot reshape [16] (16 elements) to [4, 8]"),
     (permute_not_a_permutation, ["*fp32"], "permutation [0, 0] does not fit a tensor of rank 2"),
-    (expand_dims_axis, ["*fp32"], "expand_dims axis 3 is out of range for a tensor of rank 1"),
+    (expand_dims_axis, ["*fp32"], "expand_dims: invalid axis 3 for a result of rank 2"),
     (reduce_a_scalar, ["*fp32"], "cannot reduce a scalar"),
     (reduce_runtime_axis, ["*fp32", "i32"], "axis must be a tl.constexpr integer"),
     (dot_element_types, ["*fp32"], "operands must have the same element type, got fp16 and fp32"),
@@ -333,7 +332,7 @@ CASES = [
     (tensor_attribute, ["*fp32"], "tensor has no attribute `foo`"),
     (unknown_tl_function, ["*fp32"], "`tritium.language` has no attribute `atomic_foo`"),
     (while_on_a_block, ["*fp32"], "conditions must be scalars, got a block of shape [16]"),
-    (loop_step_zero, ["*fp32", "i32"], "the loop step must be positive, got 0"),
+    (loop_step_zero, ["*fp32", "i32"], "the loop step must not be zero"),
     (loop_float_bound, ["*fp32"], "loop bounds must be integers, got 2.5"),
     (loop_target_tuple, ["*fp32"], "the loop variable must be a plain name"),
     (for_else, ["*fp32", "i32"], "for ... else is not supported"),
@@ -344,12 +343,12 @@ CASES = [
     (
         branch_float_constant_vs_int_block,
         ["*fp32", "i32"],
-        "`x` has type constexpr 1.5 in the then-branch but <[4], int32> in the else-branch",
+        "`x` has type fp32 in the then-branch but <[4], int32> in the else-branch",
     ),
     (
         loop_float_constant_into_int_block,
         ["*fp32", "i32"],
-        "loop-carried variable `x` has type <[4], int32> before the loop but constexpr 2.75",
+        "loop-carried variable `x` has type <[4], int32> before the loop but fp32",
     ),
     (used_after_one_branch, ["*fp32", "i32"], "name 'y' is not defined"),
     (assign_to_subscript, ["*fp32"], "only names and tuples of names can be assigned to"),
@@ -394,21 +393,15 @@ def test_generator_and_global_are_unsupported_syntax():
     )
 
 
-def test_branch_constant_that_fits_still_joins_the_block(monkeypatch):
-    """The fix above refuses only constants that would change: an int into a float block is fine."""
-    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+def test_assigned_number_is_a_tensor_of_its_own_type():
+    """As upstream, `x = 3` makes an int32 scalar tensor: it cannot replace an fp32 block in
+    a loop or a branch (upstream: "Loop-carried variable x has initial type ...")."""
 
     @tritium.jit
     def k(o_ptr, n):
         x = tl.zeros((4,), dtype=tl.float32)
-        for i in range(0, n):
+        for i in range(0, n):  # <-
             x = 3
-        if n > 5:
-            x = 7
         tl.store(o_ptr + tl.arange(0, 4), x)
 
-    out = np.zeros(4, np.float32)
-    k[(1,)](out, 2)
-    np.testing.assert_array_equal(out, 3.0)
-    k[(1,)](out, 6)
-    np.testing.assert_array_equal(out, 7.0)
+    check(k, ["*fp32", "i32"], "has type <[4], fp32> before the loop but int32")

@@ -1,20 +1,15 @@
-"""The accurate f32 log / log2 / sin / cos of libm.py, checked without a GPU: the very
-LLVM IR the backend emits is JIT-compiled for this CPU (the functions use only generic
-LLVM operations: fma, integer ops, i128, f64) and compared with numpy in float64, in
-ulps, over random inputs across the whole f32 range and the special values."""
+"""The accurate f32 log / log2 / sin / cos of libm/log_sin_cos_f32.py, checked without a
+GPU on many points: the very LLVM IR the backend emits is JIT-compiled for this CPU
+(libm_host.py) and compared with numpy in float64, in ulps, over random inputs across the
+whole f32 range and the special values. (Every other routine: test_libm_accuracy.py.)"""
 
 from __future__ import annotations
 
-import ctypes
-
-import llvmlite.binding as llvm
 import numpy as np
 import pytest
-from llvmlite import ir
 
 import tritium.codegen.lower.libm as libm
-from tritium.codegen.lower.context import FunctionLowering
-from tritium.codegen.lower.types import f32, i32
+from tests.codegen.libm_host import compile_host, f32, ulps
 
 FUNCS = {
     "log": (lambda ctx, x: libm.log_f32(ctx, x, False), np.log, 1.0),
@@ -24,67 +19,9 @@ FUNCS = {
 }
 
 
-def _module(emit) -> str:
-    """`void run(float *in, float *out, i32 n)`: out[i] = f(in[i])."""
-    m = ir.Module("libm")
-    fn = ir.Function(
-        m, ir.FunctionType(ir.VoidType(), [ir.PointerType(), ir.PointerType(), i32]), "run"
-    )
-    ctx = FunctionLowering(m, fn, 1, 32)
-    b = ctx.builder
-    loop, body, done = (fn.append_basic_block(n) for n in ("loop", "body", "done"))
-    ctx.threads.entry_builder.branch(loop)
-    b.position_at_end(loop)
-    i = b.phi(i32)
-    i.add_incoming(ir.Constant(i32, 0), ctx.threads.entry)
-    b.cbranch(b.icmp_signed("<", i, fn.args[2]), body, done)
-    b.position_at_end(body)
-    x = b.load(b.gep(fn.args[0], [i], source_etype=f32), typ=f32)
-    b.store(emit(ctx, x), b.gep(fn.args[1], [i], source_etype=f32))
-    i.add_incoming(b.add(i, ir.Constant(i32, 1)), b.block)
-    b.branch(loop)
-    b.position_at_end(done)
-    b.ret_void()
-    return str(m)
-
-
 @pytest.fixture(scope="module")
 def jit():
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    engines = []
-
-    def compile_fn(name: str):
-        old, libm.TABLE_ADDRSPACE = libm.TABLE_ADDRSPACE, 0  # host memory for the 2/pi table
-        try:
-            text = _module(FUNCS[name][0])
-        finally:
-            libm.TABLE_ADDRSPACE = old
-        mod = llvm.parse_assembly(text)
-        mod.verify()
-        tm = llvm.Target.from_default_triple().create_target_machine()  # owned by the engine
-        ee = llvm.create_mcjit_compiler(mod, tm)
-        ee.finalize_object()
-        engines.append(ee)
-        cfn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(
-            ee.get_function_address("run")
-        )
-
-        def run(x: np.ndarray) -> np.ndarray:
-            x = np.ascontiguousarray(x, np.float32)
-            y = np.empty_like(x)
-            cfn(x.ctypes.data, y.ctypes.data, len(x))
-            return y
-
-        return run
-
-    return compile_fn
-
-
-def ulps(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    r32 = np.abs(ref).astype(np.float32)
-    unit = (np.nextafter(r32, np.float32(np.inf)) - r32).astype(np.float64)
-    return np.abs(got.astype(np.float64) - ref) / unit
+    return lambda name: compile_host(FUNCS[name][0], [f32], f32)
 
 
 def inputs(name: str) -> np.ndarray:
@@ -103,7 +40,7 @@ def test_accuracy_in_ulps(jit, name):
     _, ref_fn, bound = FUNCS[name]
     x = inputs(name)
     x = x[np.isfinite(x)]
-    err = ulps(run(x), ref_fn(x.astype(np.float64)))
+    err = ulps(run(x), ref_fn(x.astype(np.float64)), np.float32)
     assert err.max() <= bound, (name, float(err.max()), float(x[np.argmax(err)]))
 
 

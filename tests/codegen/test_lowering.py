@@ -146,16 +146,31 @@ def test_non_splat_constant_is_not_implemented():
         lower(text)
 
 
-def test_f64_transcendental_is_refused():
+def test_f64_transcendental_is_an_accurate_routine():
+    # f64 math has no approximate instruction: libm's exp (fma, integer scaling by 2^k)
     text = module(
         B1,
         """
   tt.func public @k(%x: f64) attributes {noinline = false} {
     %y = math.exp %x : f64
+    %z = math.erf %y : f64
     tt.return
   }""",
     )
-    with pytest.raises(NotImplementedError, match="math.exp"):
+    llir, _ = lower(text)
+    assert "llvm.fma.f64" in llir and "approx" not in llir
+
+
+def test_unknown_libdevice_symbol_is_refused():
+    text = module(
+        B1,
+        """
+  tt.func public @k(%x: f32) attributes {noinline = false} {
+    %y = tt.extern_elementwise %x {libname = "", libpath = "", pure = true, symbol = "__nv_lgammaf"} : (f32) -> f32
+    tt.return
+  }""",
+    )
+    with pytest.raises(NotImplementedError, match="__nv_lgammaf"):
         lower(text)
 
 

@@ -193,7 +193,7 @@ def calls_python(x_ptr):
 @tritium.jit
 def min_on_tensor(x_ptr):
     x = tl.load(x_ptr)
-    y = min(x, 1.0)  # <-
+    y = min(x, 1.0, 2.0)  # <- (a tensor: tl.minimum, which takes two)
 
 
 @tritium.jit

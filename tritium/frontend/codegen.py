@@ -131,6 +131,12 @@ def _c_floordiv(a, b):
     return operator.floordiv(a, b)
 
 
+def _has_tensor(args, kwargs) -> bool:
+    return any(isinstance(a, tensor) for a in args) or any(
+        isinstance(v, tensor) for v in kwargs.values()
+    )
+
+
 def _wrap_const(v):
     if isinstance(v, (constexpr, tensor)):
         return v
@@ -465,6 +471,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         return self.call(fn, args, kwargs, node)
 
     def call(self, fn, args, kwargs, node):
+        if isinstance(fn, constexpr):  # a function passed as a constexpr (`OP=tl.maximum`)
+            fn = fn.value
         if isinstance(fn, BoundMethod):
             return self.call(fn.fn, [fn.obj] + list(args), kwargs, node)
         if self.is_jit_function(fn):
@@ -488,6 +496,13 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             )
         if fn is pybuiltins.print:  # as upstream: Python's print in a kernel is device_print
             return self.call(tlb.device_print, args, kwargs, node)
+        if fn in (pybuiltins.min, pybuiltins.max) and _has_tensor(args, kwargs):
+            return self._min_max(fn, args, kwargs, node)
+        if isinstance(getattr(fn, "__self__", None), (core.dtype, core.block_type)):
+            # `x.dtype.is_floating()`, `x.dtype.get_int_max_value()`: folded now
+            return _wrap_const(
+                fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+            )
         if getattr(fn, "__name__", None) in _PY_BUILTINS_OK and fn is getattr(
             pybuiltins, fn.__name__, None
         ):
@@ -500,14 +515,27 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             self.srcloc(node),
         )
 
+    def _min_max(self, fn, args, kwargs, node):
+        """Python's `min` / `max` with a tensor argument: upstream binds them to
+        `tl.minimum` / `tl.maximum`, which take two operands (a third positional one would
+        become `propagate_nan`: an error for floats, silently ignored for ints), so more
+        than two is refused here rather than half-computed."""
+        tl_fn = tlb.minimum if fn is pybuiltins.min else tlb.maximum
+        if len(args) != 2:
+            raise self.error(
+                f"`{fn.__name__}` of a tensor is tl.{tl_fn.__name__} (as upstream), which takes "
+                f"exactly two operands, got {len(args)}; nest the calls, e.g. "
+                f"{fn.__name__}({fn.__name__}(a, b), c)",
+                node,
+            )
+        return self.call(tl_fn, args, kwargs, node)
+
     def _python_builtin(self, fn, args, kwargs, node):
         name = fn.__name__
         if any(isinstance(a, tensor) for a in args) or any(
             isinstance(v, tensor) for v in kwargs.values()
         ):
             hint = {
-                "min": "tl.minimum / tl.min",
-                "max": "tl.maximum / tl.max",
                 "abs": "tl.abs",
                 "float": "x.to(tl.float32)",
                 "int": "x.to(tl.int32)",

@@ -24,6 +24,7 @@ from tritium.frontend.core import constexpr, tensor, unwrap
 from tritium.frontend.iterators import range as tl_range
 from tritium.frontend.iterators import static_range
 from tritium.frontend.semantic import literal_dtype
+from tritium.ir import arith
 
 
 def _is_number(v) -> bool:
@@ -91,12 +92,12 @@ class ControlFlowMixin:
             self.assign(t, value)
 
     def assign(self, target: ast.AST, value) -> None:
+        """Bind `target` to `value`. As upstream, a plain assignment makes a Python number
+        (a literal or a constexpr) a scalar tensor typed by `to_tensor` (`x = 5` is an
+        int32, `x = 1.5` an fp32); only `x: tl.constexpr = ...` keeps it a compile-time
+        value (see `visit_AnnAssign`). Canonicalization folds such constants afterwards."""
         if isinstance(target, ast.Name):
-            if not isinstance(value, (tensor, constexpr, tuple)) and isinstance(
-                value, (int, float, bool)
-            ):
-                value = constexpr(value)
-            self.scope[target.id] = value
+            self.scope[target.id] = self._sanitize(value)
             return
         if isinstance(target, (ast.Tuple, ast.List)):
             seq = unwrap(value)
@@ -113,6 +114,17 @@ class ControlFlowMixin:
             "only names and tuples of names can be assigned to (not subscripts or attributes)",
             target,
         )
+
+    def _sanitize(self, value):
+        """Upstream's `_sanitize_value`: numbers (also inside tuples) become tensors; other
+        compile-time values (dtypes, None, strings, functions) stay what they are."""
+        if isinstance(value, tuple):
+            return tuple(self._sanitize(v) for v in value)
+        if isinstance(value, (int, float)) and not isinstance(value, constexpr):
+            value = constexpr(value)
+        if _is_number(value):
+            return self.s.to_tensor(value)
+        return value
 
     def visit_AugAssign(self, node: ast.AugAssign):
         if not isinstance(node.target, ast.Name):
@@ -134,8 +146,11 @@ class ControlFlowMixin:
                     f"`{ast.unparse(node.target)}` is declared tl.constexpr but is given a runtime value",
                     node,
                 )
-            value = constexpr(unwrap(value))
-        self.assign(node.target, value)
+            if not isinstance(node.target, ast.Name):
+                raise self.error("only a plain name can be declared tl.constexpr", node.target)
+            self.scope[node.target.id] = constexpr(unwrap(value))
+            return
+        self.assign(node.target, value)  # as upstream, other annotations are not checked
 
     def visit_Assert(self, node: ast.Assert):
         cond = self.visit(node.test)
@@ -151,6 +166,8 @@ class ControlFlowMixin:
         value = self.visit(node.value) if node.value is not None else None
         if self.is_kernel and value is not None and unwrap(value) is not None:
             raise self.error("a kernel cannot return a value", node)
+        if not self.is_kernel:  # as upstream, a returned number is a tensor (`return 0`: i32)
+            value = self._sanitize(value)
         self.ret = value
         self.returned = True
 
@@ -275,8 +292,19 @@ class ControlFlowMixin:
         self.scope = before
         tv = self._ret_list(tval if tret else None)
         ev = self._ret_list(evals if eret else None)
-        if len(tv) != len(ev) or (tv and (not tret or not eret)):
-            raise self.error("this function returns a value on some paths but not on others", node)
+        if tret != eret and (tv or ev):
+            # One path falls off the end of the function: upstream returns `ub.poison`
+            # there (any value of the type); tritium returns zeros of the other path's types.
+            if tret:
+                ev = self._poison_list(tv, eb, node)
+            else:
+                tv = self._poison_list(ev, tb, node)
+        if len(tv) != len(ev):
+            raise self.error(
+                "inconsistent return types: this function returns "
+                f"{len(tv) or 'no'} value(s) on one path and {len(ev) or 'no'} on another",
+                node,
+            )
         merged_t, merged_e = [], []
         for i, (a, b) in enumerate(zip(tv, ev)):
             a, b = self._unify(f"return value {i}", a, b, (tb, eb), node)
@@ -290,10 +318,27 @@ class ControlFlowMixin:
         self.returned = True
         if not results:
             self.ret = None
-        elif isinstance(unwrap(tval), tuple):
+        elif isinstance(unwrap(tval if tret else evals), tuple):
             self.ret = tuple(results)
         else:
             self.ret = results[0]
+
+    def _poison_list(self, values: list, block: Block, node) -> list:
+        """Zeros shaped and typed as `values`, made in `block` (for a path without a `return`)."""
+        out = []
+        with self.b.at(block):
+            for v in values:
+                if not isinstance(v, tensor) or v.dtype.is_block_ptr():
+                    raise self.error(
+                        f"this function returns {_type_str(v)} on one path and nothing on another",
+                        node,
+                    )
+                if v.dtype.is_ptr():
+                    zero = self.s.cast(self.s.scalar_constant(0, core.int64), v.dtype)
+                    out.append(self.s.splat(zero, v.shape) if v.shape else zero)
+                else:
+                    out.append(self.s.full(v.shape, 0, v.dtype))
+        return out
 
     @staticmethod
     def _ret_list(v) -> list:
@@ -400,8 +445,16 @@ class ControlFlowMixin:
             else:
                 dts.append(literal_dtype(v))
         step = unwrap(it.step)
-        if not isinstance(step, tensor) and step <= 0:
-            raise self.error(f"the loop step must be positive, got {step}", node.iter)
+        if not isinstance(step, tensor) and step == 0:
+            raise self.error("the loop step must not be zero", node.iter)
+        # As upstream: a constant negative step runs the loop upwards from `end` to `start`
+        # with step -step, and the body sees `start + end - iv` (the values of Python's
+        # range). A runtime step stays as it is: `scf.for` counts up while iv < end, so a
+        # negative one runs no iterations (when start >= end), as on upstream.
+        negative = not isinstance(step, tensor) and step < 0
+        if negative:
+            parts = [it.end, it.start, -step]
+            dts = [dts[1], dts[0], literal_dtype(-step)]
         iv_ty = dts[0]
         for d in dts[1:]:
             iv_ty = s.integer_promote(iv_ty, d)
@@ -423,6 +476,10 @@ class ControlFlowMixin:
             a.name_hint = n
             self.scope[n] = tensor(a, v.type)
         with self.b.at(block):
+            if negative:
+                with self.b.naming(target):
+                    down = s._binop(arith.SubiOp, ub, self.scope[target])
+                    self.scope[target] = s._binop(arith.AddiOp, down, lb)
             self.visit_block(node.body)
             vals = self._loop_yield(carried, inits, node)
             self.b.insert(scf.YieldOp(*vals))

@@ -11,6 +11,7 @@ A kernel manipulates two kinds of values while it is being compiled:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import Enum
 from functools import cached_property
 
 from xdsl.ir import Attribute, SSAValue
@@ -29,9 +30,78 @@ class dtype:
         assert name in self.SINT + self.UINT + self.FP or name == "void", name
         self.name = name
 
-    # --- classification -------------------------------------------------
+    class SIGNEDNESS(Enum):
+        SIGNED = 0
+        UNSIGNED = 1
+
+    # --- classification (upstream's methods, so kernels can branch on them: folded at
+    # compile time, e.g. `if x.dtype.is_floating():`) -------------------------------
     def is_ptr(self) -> bool:
         return False
+
+    def is_const(self) -> bool:
+        return False
+
+    def is_fp8(self) -> bool:
+        return False  # no fp8 dtypes in tritium yet
+
+    is_fp8e4nv = is_fp8e4b8 = is_fp8e4b15 = is_fp8e5 = is_fp8e5b16 = is_fp8
+
+    def is_standard_floating(self) -> bool:
+        return self.name in self.FP
+
+    def is_int1(self) -> bool:
+        return self.name == "int1"
+
+    def is_int8(self) -> bool:
+        return self.name == "int8"
+
+    def is_int16(self) -> bool:
+        return self.name == "int16"
+
+    def is_int32(self) -> bool:
+        return self.name == "int32"
+
+    def is_int64(self) -> bool:
+        return self.name == "int64"
+
+    def is_uint8(self) -> bool:
+        return self.name == "uint8"
+
+    def is_uint16(self) -> bool:
+        return self.name == "uint16"
+
+    def is_uint32(self) -> bool:
+        return self.name == "uint32"
+
+    def is_uint64(self) -> bool:
+        return self.name == "uint64"
+
+    @staticmethod
+    def is_dtype(type_str: str) -> bool:
+        return type_str in dtype.SINT + dtype.UINT + dtype.FP + ("void",)
+
+    @property
+    def int_signedness(self) -> dtype.SIGNEDNESS:
+        return self.SIGNEDNESS.UNSIGNED if self.is_int_unsigned() else self.SIGNEDNESS.SIGNED
+
+    @property
+    def itemsize(self) -> int:
+        return self.primitive_bitwidth // 8
+
+    @property
+    def exponent_bias(self) -> int:
+        return {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}[self.name]
+
+    def codegen_name(self) -> str:
+        if self.name.startswith("fp"):
+            return "float" + self.name[2:]
+        if self.name.startswith("bf"):
+            return "bfloat" + self.name[2:]
+        return self.name
+
+    def with_element_ty(self, element_ty: dtype) -> dtype:
+        return element_ty
 
     def is_block_ptr(self) -> bool:
         return False
@@ -142,13 +212,20 @@ class pointer_type(dtype):
     upstream: `!tt.ptr<tensor<32x64xf16>>` in the IR.
     """
 
-    def __init__(self, element_ty: dtype, address_space: int = 1):
+    def __init__(
+        self, element_ty: dtype, address_space: int = 1, const: bool = False, origin: str = ""
+    ):
         self.element_ty = element_ty
         self.address_space = address_space
-        self.name = f"pointer<{element_ty}>"
+        self.const = const
+        self.origin = origin  # the `tl.const` parameter it comes from (for errors; not part of the type)
+        self.name = f"{'const_' if const else ''}pointer<{self.element_ty}>"
 
     def is_ptr(self) -> bool:
         return True
+
+    def is_const(self) -> bool:
+        return self.const
 
     def is_block_ptr(self) -> bool:
         return self.element_ty.is_block()
@@ -177,10 +254,10 @@ class pointer_type(dtype):
         return "*" + self.element_ty.signature
 
     def _key(self):
-        return ("ptr", self.element_ty._key(), self.address_space)
+        return ("ptr", self.element_ty._key(), self.address_space, self.const)
 
     def __repr__(self) -> str:
-        return f"pointer_type({self.element_ty!r})"
+        return f"pointer_type({self.element_ty!r}{', const=True' if self.const else ''})"
 
 
 class block_type:
@@ -224,6 +301,11 @@ class block_type:
         return f"<{list(self.shape)}, {self.element_ty}>"
 
 
+class const:
+    """`x_ptr: tl.const`: the annotation marking a kernel's pointer parameter as pointing
+    to read-only data (as upstream): storing through it is a compile error."""
+
+
 void = dtype("void")
 int1 = dtype("int1")
 int8 = dtype("int8")
@@ -238,6 +320,8 @@ float16 = dtype("fp16")
 bfloat16 = dtype("bf16")
 float32 = dtype("fp32")
 float64 = dtype("fp64")
+
+pi32_t = pointer_type(int32)  # upstream's one exported pointer-type alias
 
 DTYPES_BY_SIGNATURE = {
     "i1": int1,

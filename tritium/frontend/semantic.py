@@ -34,8 +34,14 @@ def _normalize_int(value: int, width: int) -> int:
     return value - (1 << width) if value >= 1 << (width - 1) else value
 
 
+_FP32_MIN_NORMAL = 2.0**-126
+_FP32_MAX = (2 - 2.0**-23) * 2.0**127
+
+
 def literal_dtype(value) -> dtype:
-    """The dtype a Python literal takes: bool -> int1, int -> int32/uint32/int64/uint64, float -> fp32."""
+    """The dtype a Python number takes (upstream's `to_tensor`): bool -> int1, int ->
+    int32/uint32/int64/uint64 by range, float -> fp32, or fp64 when its magnitude is outside
+    fp32's normal range (0, inf and nan stay fp32)."""
     if isinstance(value, bool):
         return core.int1
     if isinstance(value, numbers.Integral):
@@ -50,7 +56,10 @@ def literal_dtype(value) -> dtype:
             return core.uint64
         raise SemanticError(f"integer literal {v} does not fit in 64 bits")
     if isinstance(value, numbers.Real):
-        return core.float32
+        a = abs(float(value))
+        if a in (0.0, math.inf) or a != a or _FP32_MIN_NORMAL <= a <= _FP32_MAX:
+            return core.float32
+        return core.float64
     raise SemanticError(f"{type(value).__name__} values cannot be used in a kernel")
 
 
@@ -177,6 +186,14 @@ class Semantic(MemoryOps, BlockPtrOps, AtomicOps, MathOps):
                 if lit and v < 0 and ret.is_int_unsigned():
                     raise SemanticError(
                         "cannot combine an unsigned tensor with a negative literal; cast one of them explicitly"
+                    )
+                if lit and ret.is_int() and not (
+                    ret.get_int_min_value() <= v <= ret.get_int_max_value()
+                ):  # as upstream: never a silent wrap (`x_i8 + 300`)
+                    raise SemanticError(
+                        f"scalar {v} is out of range for type {ret} "
+                        f"([{ret.get_int_min_value()}, {ret.get_int_max_value()}]); "
+                        "cast the tensor to a wider type first"
                     )
             lhs_t = self.scalar_constant(lhs, ret) if lhs_lit else self.cast(lhs_t, ret)
             rhs_t = self.scalar_constant(rhs, ret) if rhs_lit else self.cast(rhs_t, ret)

@@ -119,6 +119,7 @@ class AtomicOps:
         """`tl.atomic_<kind>`, kind in add, and, or, xor, max, min, xchg: the old values."""
         what = f"tl.atomic_{kind}"
         ptr, mask = self._memory_args(ptr, mask, what)
+        self.check_writable(ptr, what)
         elt = ptr.dtype.element_ty
         _check_element(elt, kind, what)
         sem, scope = _options(sem, scope, what)
@@ -158,6 +159,7 @@ class AtomicOps:
         """`tl.atomic_cas`: where memory holds `cmp`, write `val`; the old values."""
         what = "tl.atomic_cas"
         ptr, _ = self._memory_args(ptr, None, what)
+        self.check_writable(ptr, what)
         elt = ptr.dtype.element_ty
         _check_element(elt, "cas", what)
         sem, scope = _options(sem, scope, what)

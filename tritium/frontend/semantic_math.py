@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from xdsl.dialects import math as xmath
 
+from tritium.frontend import core
 from tritium.frontend.core import tensor
 from tritium.frontend.semantic_errors import SemanticError
 from tritium.ir import tt
@@ -52,6 +53,39 @@ class MathOps:
         if not x.dtype.is_floating():
             raise SemanticError("tl.fma needs floating-point operands")
         return tensor(self.b.result(xmath.FmaOp(x.handle, y.handle, z.handle)), x.type)
+
+    def extern_elementwise(self, name: str, args: list, sigs: dict) -> tensor:
+        """`tt.extern_elementwise` for the libdevice function `name`; `sigs` maps argument
+        dtype names to (symbol, result dtype name). Broadcast, then an exact dtype match,
+        else float arguments promoted to the widest float among them (fp16 / bf16 computed
+        in fp32, the float result rounded back)."""
+        ts = [self.to_tensor(a) for a in args]
+        shape = ()
+        for t in ts:
+            shape = self.broadcast_shapes(shape, t.shape)
+        ts = [self.broadcast_to(t, shape) if shape else t for t in ts]
+        key = given = tuple(t.dtype.name for t in ts)
+        low = None
+        if key not in sigs:
+            floats = [t.dtype for t in ts if t.dtype.is_floating()]
+            wide = core.float64 if any(d.name == "fp64" for d in floats) else core.float32
+            if floats and all(d.name in ("fp16", "bf16") for d in floats) and len(set(floats)) == 1:
+                low = floats[0]
+            ts = [self.cast(t, wide) if t.dtype.is_floating() else t for t in ts]
+            key = tuple(t.dtype.name for t in ts)
+        if key not in sigs:
+            want = " or ".join(f"({', '.join(k)})" for k in sigs)
+            raise SemanticError(
+                f"libdevice.{name} takes {want}; got ({', '.join(given)})"
+            )
+        symbol, ret = sigs[key]
+        rty = core.dtype(ret)
+        res_ty = core.block_type(rty, shape) if shape else rty
+        op = tt.ExternElementwiseOp([t.handle for t in ts], res_ty.to_ir(), symbol)
+        out = tensor(self.b.result(op), res_ty)
+        if low is not None and rty.is_floating():
+            out = self.cast(out, low)
+        return out
 
     def umulhi(self, x, y) -> tensor:
         a, b = self._bitwise_operands(x, y)

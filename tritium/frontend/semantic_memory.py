@@ -12,6 +12,16 @@ from tritium.ir import tt
 class MemoryOps:
     """Methods of `Semantic` that touch memory or the launch: load/store, program ids, asserts, dot."""
 
+    @staticmethod
+    def check_writable(ptr: tensor, what: str) -> None:
+        """As upstream: no store or atomic through a pointer to `tl.const` data."""
+        if ptr.dtype.is_const():
+            origin = ptr.dtype.origin
+            whose = f"parameter `{origin}` is annotated tl.const" if origin else "it is tl.const"
+            raise SemanticError(
+                f"{what}: cannot store to a constant pointer ({whose}: it points to read-only data)"
+            )
+
     # ------------------------------------------------------------------ memory
     def _memory_args(self, ptr, mask, what: str):
         ptr = self.to_tensor(ptr)
@@ -111,6 +121,7 @@ class MemoryOps:
                 "with a pointer or a block of pointers, use mask"
             )
         ptr, mask = self._memory_args(ptr, mask, "tl.store")
+        self.check_writable(ptr, "tl.store")
         elt = ptr.dtype.element_ty
         value = self.to_tensor(value, elt if not isinstance(core.unwrap(value), tensor) else None)
         if ptr.shape:

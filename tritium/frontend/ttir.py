@@ -15,9 +15,10 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
 from tritium.errors import CompilationError, SourceLoc
+from tritium.frontend import param_annotations
 from tritium.frontend.builder import Builder
 from tritium.frontend.codegen import CodeGenerator
-from tritium.frontend.core import constexpr, dtype, tensor
+from tritium.frontend.core import constexpr, dtype, pointer_type, tensor
 from tritium.frontend.semantic import Semantic
 from tritium.ir import tt
 from tritium.ir.locations import file_loc
@@ -56,10 +57,14 @@ def ast_to_ttir(fn, spec: KernelSpec, debug: bool = False) -> tuple[ModuleOp, se
     def_loc = file_loc(fn.file, fn.def_line, 1)
     func.location = def_loc
     scope: dict = {}
+    _, const = param_annotations.param_types(fn)
     for n, a in zip(runtime, func.body.block.args):
         a.name_hint = n
         a.location = file_loc(fn.file, fn.def_line, 1, n)
-        scope[n] = tensor(a, spec.types[n])
+        ty = spec.types[n]
+        if n in const and ty.is_ptr() and not ty.is_block_ptr():  # `x_ptr: tl.const`
+            ty = pointer_type(ty.element_ty, ty.address_space, const=True, origin=n)
+        scope[n] = tensor(a, ty)
     for n, v in spec.constants.items():
         scope[n] = v if isinstance(v, constexpr) else constexpr(v)
     builder = Builder()

@@ -527,6 +527,7 @@ from tritium.ir.tt_block_ptr import AdvanceOp, MakeTensorPtrOp  # noqa: E402
 from tritium.ir.tt_compute import (  # noqa: E402
     AssertOp,
     DotOp,
+    ExternElementwiseOp,
     MulhiUIOp,
     PreciseDivFOp,
     PreciseSqrtOp,
@@ -571,6 +572,7 @@ TT = Dialect(
         PreciseDivFOp,
         PreciseSqrtOp,
         MulhiUIOp,
+        ExternElementwiseOp,
         AssertOp,
         PrintOp,
     ],

@@ -1,5 +1,6 @@
 """`tt` ops that compute across a tensor or beyond `arith`/`math`: `tt.reduce`, `tt.scan`,
-`tt.dot`, `tt.precise_divf`, `tt.precise_sqrt`, `tt.mulhiui`, and `tt.assert`."""
+`tt.dot`, `tt.precise_divf`, `tt.precise_sqrt`, `tt.mulhiui`, `tt.extern_elementwise`, and
+`tt.assert`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from xdsl.ir import Attribute, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
+    ParsePropInAttrDict,
     VarConstraint,
     irdl_op_definition,
     operand_def,
@@ -337,6 +339,36 @@ class MulhiUIOp(_FloatBinary):
 
     def verify_(self) -> None:
         _check(is_int(self.x.type), "tt.mulhiui: operands must be integers")
+
+
+@irdl_op_definition
+class ExternElementwiseOp(IRDLOperation):
+    """`tt.extern_elementwise %x {libname = "", libpath = "", pure = true, symbol =
+    "__nv_tanhf"} : (tensor<8xf32>) -> tensor<8xf32>`: a libdevice function by its symbol
+    (`tl.extra.libdevice`); the backend implements each symbol itself (no bitcode)."""
+
+    name = "tt.extern_elementwise"
+    srcs = var_operand_def()
+    result = result_def()
+    libname = prop_def(StringAttr)
+    libpath = prop_def(StringAttr)
+    symbol = prop_def(StringAttr)
+    pure = prop_def(BoolAttr)
+    traits = traits_def(Pure())
+    assembly_format = "$srcs attr-dict `:` functional-type($srcs, $result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, srcs: list[SSAValue], result_type: Attribute, symbol: str):
+        super().__init__(
+            operands=[srcs],
+            result_types=[result_type],
+            properties={
+                "libname": StringAttr(""),
+                "libpath": StringAttr(""),
+                "pure": BoolAttr.from_bool(True),
+                "symbol": StringAttr(symbol),
+            },
+        )
 
 
 # --------------------------------------------------------------------------- assert

@@ -44,7 +44,7 @@ import numpy as np
 from tritium import config
 from tritium.dtype_names import dtype_to_triton
 from tritium.errors import ArgumentError
-from tritium.frontend import core
+from tritium.frontend import core, param_annotations
 from tritium.frontend.core import constexpr
 from tritium.frontend.ttir import KernelSpec
 from tritium.options import IGNORED_LAUNCH_OPTIONS
@@ -223,11 +223,14 @@ def build_spec(fn, vals) -> KernelSpec:
     """The KernelSpec for parameter values `vals` (in order) of JITFunction `fn`, from the
     keyed facts (RULES) of each argument."""
     spec = KernelSpec()
+    annotated, _ = param_annotations.param_types(fn)
     for name, v, declared in zip(fn.arg_names, vals, fn.kinds):
         rule = rule_for(v, declared)
         facts = dict(zip(rule.names, rule.read(v)))
         kind = rule.kind
-        if kind == "constexpr":
+        if name in annotated and kind not in ("constexpr", "none"):  # `n: tl.int64`, ...
+            param_annotations.specialise(spec, name, annotated[name], kind, facts, v)
+        elif kind == "constexpr":
             spec.constants[name] = _constant(facts["value"])
         elif kind == "none":
             spec.constants[name] = constexpr(None)

@@ -11,6 +11,7 @@ from tritium.codegen.lower import (  # noqa: F401  (registration by import)
     convert_layout,
     dot,
     elementwise,
+    libdevice,
     local_memory,
     math_ops,
     memory,

@@ -5,9 +5,9 @@
         %y = call float @llvm.nvvm.ex2.approx.f(float %t)        (ex2.approx.f32)
 
 No libdevice: every function is an NVVM intrinsic, a generic LLVM intrinsic NVPTX
-selects to one instruction, or a short sequence. f16 / bf16 inputs are computed in f32
-and rounded back. The choices (and where they differ from upstream, which calls
-libdevice for log / sin / cos) are listed in codegen/ARCHITECTURE.md.
+selects to one instruction, or an accurate routine of libm/ (log, sin, tanh, erf, ...,
+and every f64 transcendental). f16 / bf16 inputs are computed in f32 and rounded back.
+The choices and each function's measured accuracy are in codegen/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import math
 from llvmlite import ir
 from xdsl.ir import Operation
 
-from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
+from tritium.codegen.lower import libm
+from tritium.codegen.lower.context import FunctionLowering, lowers
 from tritium.codegen.lower.elementwise import in_f32
-from tritium.codegen.lower.libm import log_f32, sin_cos_f32
 from tritium.codegen.lower.types import BFloatType, f32, f64, i16, llvm_type
 
 LOG2E = 1.0 / math.log(2.0)
@@ -43,51 +43,43 @@ def _generic(ctx: FunctionLowering, name: str, ty: ir.Type):
     return lambda *xs: _call(ctx, f"llvm.{name}.{ty.intrinsic_name}", ty, *xs)
 
 
-def _f32_only(ctx: FunctionLowering, op: Operation, ty: ir.Type, fn):
-    """`fn` on f32 registers, for f32 / f16 / bf16 operands; f64 is not supported."""
-    if isinstance(ty, ir.DoubleType):
-        raise unsupported(op, "f64 is not supported for this function (no libdevice)")
-    return in_f32(ctx, ty, fn)
-
-
-@lowers("math.exp")
+@lowers("math.exp", "math.exp2")
 def exp(ctx: FunctionLowering, op: Operation) -> None:
+    # f32 (and f16 / bf16): ex2.approx.f32, as upstream (x * log2(e) first for exp);
+    # libdevice.exp / exp2 are the accurate ones. f64: libm.
     ty = llvm_type(op.result.type)
+    if isinstance(ty, ir.DoubleType):
+        _unary(ctx, op, lambda x: libm.emit(ctx, op.name[5:], x))
+        return
     b = ctx.builder
     ex2 = _nvvm_f32(ctx, "ex2.approx")
-    fn = _f32_only(ctx, op, ty, lambda x: ex2(b.fmul(x, ir.Constant(f32, LOG2E))))
-    _unary(ctx, op, fn)
+    if op.name == "math.exp":
+        fn = lambda x: ex2(b.fmul(x, ir.Constant(f32, LOG2E)))  # noqa: E731
+    else:
+        fn = ex2
+    _unary(ctx, op, in_f32(ctx, ty, fn))
 
 
-@lowers("math.exp2")
-def exp2(ctx: FunctionLowering, op: Operation) -> None:
+# math op -> libm routine: accurate (about 1 ulp, see codegen/ARCHITECTURE.md) in f32 and
+# f64; f16 / bf16 computed in f32
+_LIBM = {
+    "math.log": "log", "math.log2": "log2", "math.log10": "log10", "math.log1p": "log1p",
+    "math.sin": "sin", "math.cos": "cos", "math.tan": "tan", "math.tanh": "tanh",
+    "math.sinh": "sinh", "math.cosh": "cosh", "math.asin": "asin", "math.acos": "acos",
+    "math.atan": "atan", "math.asinh": "asinh", "math.acosh": "acosh", "math.atanh": "atanh",
+    "math.erf": "erf", "math.expm1": "expm1", "math.cbrt": "cbrt", "math.atan2": "atan2",
+    "math.powf": "pow",
+}  # fmt: skip
+
+
+@lowers(*_LIBM)
+def libm_op(ctx: FunctionLowering, op: Operation) -> None:
     ty = llvm_type(op.result.type)
-    _unary(ctx, op, _f32_only(ctx, op, ty, _nvvm_f32(ctx, "ex2.approx")))
-
-
-@lowers("math.log", "math.log2")
-def log(ctx: FunctionLowering, op: Operation) -> None:
-    # Accurate (~1 ulp, as upstream's libdevice __nv_logf / __nv_log2f): libm.py.
-    ty = llvm_type(op.result.type)
-    base2 = op.name == "math.log2"
-    _unary(ctx, op, _f32_only(ctx, op, ty, lambda x: log_f32(ctx, x, base2)))
-
-
-@lowers("math.sin", "math.cos")
-def sin_cos(ctx: FunctionLowering, op: Operation) -> None:
-    # Accurate (~1.5 ulp, as upstream's libdevice __nv_sinf / __nv_cosf): libm.py.
-    ty = llvm_type(op.result.type)
-    want_cos = op.name == "math.cos"
-    _unary(ctx, op, _f32_only(ctx, op, ty, lambda x: sin_cos_f32(ctx, x, want_cos)))
-
-
-@lowers("math.tanh")
-def tanh(ctx: FunctionLowering, op: Operation) -> None:
-    ty = llvm_type(op.result.type)
-    b = ctx.builder
-    fty = ir.FunctionType(f32, [f32])
-    fn = lambda x: b.asm(fty, "tanh.approx.f32 $0, $1;", "=f,f", [x], False)  # noqa: E731
-    _unary(ctx, op, _f32_only(ctx, op, ty, fn))
+    name = _LIBM[op.name]
+    fn = lambda *xs: libm.emit(ctx, name, *xs)  # noqa: E731
+    if not isinstance(ty, ir.DoubleType):
+        fn = in_f32(ctx, ty, fn)
+    ctx.set(op.result, ctx.zip_map([ctx.get(v) for v in op.operands], fn))
 
 
 @lowers("math.sqrt")

@@ -4,14 +4,16 @@
     y = tl.where(x > 0, x, 0.0)     ->  %y = arith.select %c, %x, %zero : tensor<128xi1>, tensor<128xf32>
     e = tl.exp(x)                   ->  %e = math.exp %x : tensor<128xf32>
 
-Operands broadcast and promote as for Python operators (`semantic.py`); the math
-functions take floats only (`semantic_math.py`).
+Operands broadcast and promote as for Python operators (`semantic.py`), except that
+`maximum` / `minimum` / `clamp` make a number operand a tensor of its own type first, as
+upstream (`tl.maximum(x_f16, 0.0)` is fp32); the math functions take floats only
+(`semantic_math.py`).
 """
 
 from __future__ import annotations
 
 from tritium.frontend.builtins.base import builtin
-from tritium.frontend.core import unwrap
+from tritium.frontend.core import float32, unwrap
 
 
 @builtin
@@ -19,14 +21,24 @@ def where(condition, x, y, _semantic=None, _generator=None):
     return _semantic.where(unwrap(condition), unwrap(x), unwrap(y))
 
 
+def _minmax_operand(x, _semantic):
+    """As upstream's `maximum` / `minimum` / `clamp`: every operand is made a tensor first
+    (so a number takes its own type: `tl.maximum(x_f16, 0.0)` is fp32, `tl.maximum(x_i8, 1)`
+    int32), and bf16 computes in fp32 (no bf16 min/max in hardware)."""
+    x = _semantic.to_tensor(unwrap(x))
+    return _semantic.cast(x, float32) if x.dtype.is_bf16() else x
+
+
 @builtin
 def maximum(x, y, propagate_nan=None, _semantic=None, _generator=None):
-    return _semantic.maximum(unwrap(x), unwrap(y), _propagate(propagate_nan))
+    x, y = _minmax_operand(x, _semantic), _minmax_operand(y, _semantic)
+    return _semantic.maximum(x, y, _propagate(propagate_nan))
 
 
 @builtin
 def minimum(x, y, propagate_nan=None, _semantic=None, _generator=None):
-    return _semantic.minimum(unwrap(x), unwrap(y), _propagate(propagate_nan))
+    x, y = _minmax_operand(x, _semantic), _minmax_operand(y, _semantic)
+    return _semantic.minimum(x, y, _propagate(propagate_nan))
 
 
 def _propagate(p) -> bool:
@@ -36,10 +48,9 @@ def _propagate(p) -> bool:
 
 @builtin
 def clamp(x, min, max, propagate_nan=None, _semantic=None, _generator=None):  # noqa: F811
+    x, lo, hi = (_minmax_operand(v, _semantic) for v in (x, min, max))
     return _semantic.minimum(
-        _semantic.maximum(unwrap(x), unwrap(min), _propagate(propagate_nan)),
-        unwrap(max),
-        _propagate(propagate_nan),
+        _semantic.maximum(x, lo, _propagate(propagate_nan)), hi, _propagate(propagate_nan)
     )
 
 

@@ -51,7 +51,15 @@ def expand_dims(input, axis, _semantic=None, _generator=None):
     axes = list(axes) if isinstance(axes, (tuple, list)) else [axes]
     axes = [int_arg(a, "expand_dims's axis") for a in axes]
     rank = len(x.shape) + len(axes)
+    for a in axes:  # as upstream: each axis names a dimension of the result
+        if not -rank <= a < rank:
+            raise SemanticError(
+                f"expand_dims: invalid axis {a} for a result of rank {rank} "
+                f"(expected {-rank} <= axis < {rank})"
+            )
     axes = sorted(a + rank if a < 0 else a for a in axes)
+    if len(set(axes)) != len(axes):
+        raise SemanticError(f"expand_dims received duplicate axes (normalized: {axes})")
     for a in axes:
         x = _semantic.expand_dims(x, a)
     return x

@@ -30,6 +30,7 @@ from tritium.runtime.interpreter.values import (
     rounding_for,
     to_bits,
 )
+from tritium.runtime.libdevice import SYMBOLS as LIBDEVICE
 
 # ------------------------------------------------------------------ builders
 
@@ -451,4 +452,5 @@ HANDLERS = {
     "math.cttz": _int_unary(_cttz),
 }
 HANDLERS |= {name: _simple(fn) for name, fn in _BINARY_F.items()}
+HANDLERS["tt.extern_elementwise"] = elementwise(lambda op: LIBDEVICE[op.symbol.data])
 HANDLERS |= {f"math.{name}": _simple(fn) for name, fn in _UNARY_F.items()}

@@ -75,6 +75,7 @@ from tritium.frontend.builtins import (  # noqa: F401
 from tritium.frontend.core import (  # noqa: F401
     bfloat16,
     block_type,
+    const,
     constexpr,
     dtype,
     float16,
@@ -85,6 +86,7 @@ from tritium.frontend.core import (  # noqa: F401
     int16,
     int32,
     int64,
+    pi32_t,
     pointer_type,
     tensor,
     uint8,
@@ -106,3 +108,4 @@ class PropagateNan:
 
 
 from tritium.frontend import math_namespace as math  # noqa: E402,F401
+from tritium.language import extra  # noqa: E402,F401

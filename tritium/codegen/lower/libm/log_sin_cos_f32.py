@@ -30,6 +30,7 @@ import math
 from llvmlite import ir
 
 from tritium.codegen.lower.context import FunctionLowering
+from tritium.codegen.lower.libm import core
 from tritium.codegen.lower.types import f32, f64, i1, i32, i64
 
 i128 = ir.IntType(128)
@@ -55,7 +56,6 @@ PIO2 = [float.fromhex("0x1.921fb6p+0"), float.fromhex("-0x1.777a5cp-25"),
         float.fromhex("-0x1.ee59dap-50")]  # fmt: skip
 TWO_OVER_PI = 0.6366197723675814
 SHIFTER = 12582912.0  # 1.5 * 2^23
-TABLE_ADDRSPACE = 1  # global memory (tests JIT these functions on the host with 0)
 SLOW_REDUCTION = 131072.0  # |x| >= 2^17: Payne-Hanek
 # Bits of 2/pi after the binary point, 32 per word, after one zero word (bit -31 .. 0).
 TWO_OVER_PI_WORDS = [
@@ -119,14 +119,14 @@ def _two_over_pi_table(ctx: FunctionLowering) -> ir.GlobalVariable:
     g = ctx.module.globals.get(name)
     if g is None:
         ty = ir.ArrayType(i32, len(TWO_OVER_PI_WORDS))
-        g = ir.GlobalVariable(ctx.module, ty, name, addrspace=TABLE_ADDRSPACE)
+        g = ir.GlobalVariable(ctx.module, ty, name, addrspace=core.TABLE_ADDRSPACE)
         g.global_constant = True
         g.linkage = "internal"
         g.initializer = ir.Constant(
             ty, [w - (1 << 32) if w >> 31 else w for w in TWO_OVER_PI_WORDS]
         )
         g.align = 4
-        g.type = ir.PointerType(addrspace=TABLE_ADDRSPACE)
+        g.type = ir.PointerType(addrspace=core.TABLE_ADDRSPACE)
     return g
 
 
