@@ -241,3 +241,26 @@ def test_gpu_do_bench_with_device_arrays_uses_driver_events():
     times = triton.testing.do_bench(call, rep=20, return_mode="all")
     assert 0 < ms < 1.0 and len(times) >= 1 and all(t > 0 for t in times)
     assert timing.clock(prefer_torch=False).name == "cuda"
+
+
+@pytest.mark.gpu
+def test_gpu_launches_follow_torchs_current_stream():
+    """On a torch stream of its own (non-blocking, as tutorial 02's benchmark makes), a
+    kernel launched after torch's work sees it: both run on that stream, in order."""
+    torch = pytest.importorskip("torch")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        x = torch.zeros(1024, device="cuda")
+        out = torch.empty_like(x)
+        for value in (3.0, 5.0, 7.0):  # the general path first, then the fast path
+            torch.cuda._sleep(20_000_000)  # keep the stream busy ~10 ms
+            x.fill_(value)
+            axpy[(1,)](x, x, out, 1.0, 1024, BLOCK=1024)
+            s.synchronize()
+            assert (out == 2 * value).all(), (value, out[:4])
+        k = axpy.warmup(x, x, out, 1.0, 1024, BLOCK=1024, grid=(1,))
+        torch.cuda._sleep(20_000_000)
+        x.fill_(9.0)
+        k[(1, 1, 1)](x, x, out, 1.0, 1024, 1024)  # a warmed-up kernel, as tutorial 02's
+        s.synchronize()
+        assert (out == 18.0).all()

@@ -14,7 +14,7 @@ Which clock:
 |---|---|---|
 | torch imported and its CUDA available | `torch.cuda.Event(enable_timing=True)` on torch's current stream | 256 MB torch tensor, `zero_()` |
 | a GPU, no torch (or `prefer_torch=False`) | CUDA events (`cuEventRecord`) on the legacy default stream, where tritium launches (or on `stream`) | 256 MB `DeviceArray`, `cuMemsetD8` |
-| no GPU (the interpreter) | the host's `perf_counter`: interpreted kernels finish before the call returns | none |
+| no GPU, or TRITIUM_INTERPRET=1 | the host's `perf_counter`: interpreted kernels finish before the call returns | none |
 
 torch is used only when the program has imported it already (its own tensors and kernels
 run on its stream); tritium never imports torch for this. Kernels launched with
@@ -28,6 +28,7 @@ import sys
 import time
 from typing import Any
 
+from tritium import config
 from tritium.runtime import driver
 
 __all__ = ["clock"]
@@ -142,7 +143,7 @@ class _HostClock:
 def clock(stream: Any = None, prefer_torch: bool = True) -> Any:
     """The clock a benchmark should use here (see the module docstring's table); with
     `prefer_torch=False`, CUDA events on `stream` (autotune times its own launches)."""
-    if not driver.gpu_available():
+    if config.interpret() or not driver.gpu_available():
         return _HostClock()
     torch = sys.modules.get("torch") if prefer_torch else None
     if torch is not None and torch.cuda.is_available():
