@@ -4,7 +4,8 @@
 Integer ops wrap at the type's width (numpy does, for same-dtype operands); unsigned ops
 view the bits as uint; `divsi`/`remsi` truncate toward zero as C and PTX do; division by
 zero gives what the GPU's division gives (PTX leaves it unspecified; measured on an H100):
-x / 0 is all ones (-1 signed), x % 0 is x. bf16 is
+x / 0 is all ones (-1 signed; 2**32 - 1 for 64-bit x in [0, 2**32), which LLVM divides
+in 32 bits), x % 0 is x. bf16 is
 computed in float32 and rounded to nearest-even bf16 after every op. Float-to-int casts
 saturate and send NaN to 0 (PTX `cvt.rzi`). Shifts by >= the width give 0 (or the sign,
 for `shrsi`), as PTX's clamped shifts do.
@@ -108,10 +109,20 @@ def _int_op(signed_fn=None, unsigned_fn=None):
     return elementwise(make)
 
 
+def _by_zero(a, dtype):
+    """x // 0 as the GPU computes it: all ones; but LLVM divides 64-bit operands that both
+    fit in 32 unsigned bits with a 32-bit division, whose all ones are 2**32 - 1."""
+    ones = np.asarray(-1).astype(dtype)
+    if dtype.itemsize < 8:
+        return ones
+    small = (np.asarray(a).view(np.uint64) >> np.uint64(32)) == 0
+    return np.where(small, np.asarray(0xFFFFFFFF).astype(dtype), ones)
+
+
 def _divsi(a, b):
-    """C division (toward zero); by zero -1, as the GPU gives; MIN / -1 wraps to MIN."""
+    """C division (toward zero); by zero as the GPU (`_by_zero`); MIN / -1 wraps to MIN."""
     q = (a - np.fmod(a, b)) // np.where(b == 0, 1, b)
-    return np.where(b == 0, q.dtype.type(-1), q)[()]
+    return np.where(b == 0, _by_zero(a, q.dtype), q)[()]
 
 
 def _remsi(a, b):
@@ -120,9 +131,9 @@ def _remsi(a, b):
 
 
 def _divui(a, b):
-    """Unsigned division; by zero the GPU gives all ones."""
+    """Unsigned division; by zero as the GPU (`_by_zero`)."""
     q = a // np.where(b == 0, 1, b)
-    return np.where(b == 0, np.iinfo(q.dtype).max, q).astype(q.dtype)[()]
+    return np.where(b == 0, _by_zero(a, q.dtype), q).astype(q.dtype)[()]
 
 
 def _remui(a, b):

@@ -136,11 +136,12 @@ def _maybe_array(obj: Any) -> bool:
     if isinstance(obj, np.ndarray) or type(obj) is DeviceArray:
         return True
     module = getattr(type(obj), "__module__", "")
-    return (
-        isinstance(module, str)
-        and module.startswith(("torch", "cupy"))
-        and kind_of(obj) is not None
-    )
+    if not isinstance(module, str) or not module.startswith(("torch", "cupy")):
+        return False
+    try:
+        return kind_of(obj) is not None
+    except Exception:  # torch's lazy modules raise RuntimeError for unknown attributes
+        return False
 
 
 def _live_spans() -> list[tuple[int, int, bool, Any]]:
