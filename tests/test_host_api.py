@@ -163,7 +163,7 @@ def test_warmup_compiles_without_launching(monkeypatch):
     out[:] = 0
     k[(4,)](x, y, out, 3.0, x.size)  # or only the runtime ones
     np.testing.assert_allclose(out, 3 * x + y, rtol=1e-6)
-    with pytest.raises(ArgumentError, match="5 runtime arguments"):
+    with pytest.raises(ArgumentError, match="takes 5 arguments"):
         k[(4,)](x, y, out)
 
 

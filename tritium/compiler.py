@@ -175,11 +175,10 @@ class CompiledKernel:
         def launch(*args, stream=None):
             if len(args) != n and len(args) == len(self.arg_names):
                 args = [args[i] for i in every]
-            elif len(args) != n:
+            elif len(args) != n:  # (the Launcher's words, for the interpreter too)
+                params = ", ".join(self.runtime_params)
                 raise ArgumentError(
-                    f"{self.name}[grid]() takes its {n} runtime arguments "
-                    f"({', '.join(self.runtime_params)}), or all {len(self.arg_names)} "
-                    f"parameters; got {len(args)}"
+                    f"kernel '{self.name}' takes {n} arguments ({params}), got {len(args)}"
                 )
             if stream is None and not self.interpret:
                 from tritium.runtime.driver import torch_stream
