@@ -3,7 +3,7 @@
     python3 benchmarks/bench.py [--out DIR] [--only NAME,...] [--quick]
 
 Groups (default: all but the optional ones): vector_add, softmax, causal_softmax, rms_norm,
-layer_norm, launch, compile; optional: online_softmax, matmul. tritium runs the kernels of
+layer_norm, launch, compile; optional: online_softmax, matmul, lowp_matmul. tritium runs the kernels of
 examples/ (and tritium_kernels.py), upstream Triton runs twins made from the same source (upstream_kernels.py),
 with the same BLOCK sizes and num_warps. All inputs are torch CUDA tensors (tritium takes them
 without a copy). Each result is checked against a float64 torch reference before it is
@@ -46,6 +46,7 @@ from bench_kernels import (  # noqa: E402
     bench_softmax,
     bench_vector_add,
 )
+from bench_lowp import bench_lowp_matmul  # noqa: E402
 
 BENCHES = {  # group name -> generator of rows; run in this order
     "vector_add": bench_vector_add,
@@ -57,9 +58,10 @@ BENCHES = {  # group name -> generator of rows; run in this order
     "compile": bench_compile,
     "online_softmax": bench_online_softmax,
     "matmul": bench_matmul,
+    "lowp_matmul": bench_lowp_matmul,
 }
 GROUPS = tuple(BENCHES)
-OPTIONAL = ("online_softmax", "matmul")  # run only when named in --only
+OPTIONAL = ("online_softmax", "matmul", "lowp_matmul")  # run only when named in --only
 
 
 def select_groups(only: str | None) -> list[str]:

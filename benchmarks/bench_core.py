@@ -29,6 +29,7 @@ TRITIUM_KERNELS = {  # kernel name -> module defining its tritium version
     "matmul_tiled_kernel": "examples.matmul",
     "matmul_precision_kernel": "tritium_kernels",
     "matmul_fp16_grouped_kernel": "examples.matmul_fp16_grouped",
+    "matmul_lowp_kernel": "tritium_kernels",
 }
 
 

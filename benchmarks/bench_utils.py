@@ -49,7 +49,7 @@ def matmul_flops(m: int, n: int, k: int) -> int:
 
 def rate(amount: float, ms: float, unit: str) -> float:
     """`amount` (bytes for GB/s, flops for TFLOP/s) done in `ms` milliseconds, in `unit`."""
-    scale = {"GB/s": 1e9, "TFLOP/s": 1e12}[unit]
+    scale = {"GB/s": 1e9, "TFLOP/s": 1e12, "TOPS": 1e12}[unit]
     if not ms > 0:
         raise ValueError(f"a timing of {ms!r} ms")
     return amount / (ms * 1e-3) / scale

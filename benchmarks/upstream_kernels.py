@@ -26,6 +26,7 @@ SOURCES = {  # kernel name -> file defining its tritium version
     "matmul_tiled_kernel": "examples/matmul.py",
     "matmul_precision_kernel": "benchmarks/tritium_kernels.py",
     "matmul_fp16_grouped_kernel": "examples/matmul_fp16_grouped.py",
+    "matmul_lowp_kernel": "benchmarks/tritium_kernels.py",
 }
 
 

@@ -41,6 +41,7 @@ _LAZY = {
     "empty": ("tritium.runtime.arrays", "empty"),
     "zeros": ("tritium.runtime.arrays", "zeros"),
     "DeviceArray": ("tritium.runtime.arrays", "DeviceArray"),
+    "reinterpret": ("tritium.runtime.reinterpret", "reinterpret"),
 }
 
 

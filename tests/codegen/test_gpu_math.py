@@ -47,8 +47,13 @@ def test_math_on_the_gpu(dtype):
         else:
             ref = acc._np_ref(name, arg)
         err = ulps(out[k], ref, dtype)
-        if name in ("exp", "exp2") and not is64:  # ex2.approx.f32, as upstream's tl.exp
+        if name == "exp2" and not is64:  # ex2.approx.f32, as upstream's tl.exp2
             assert np.nanmax(err) <= 8, (name, float(np.nanmax(err)))
+        elif name == "exp" and not is64:
+            # as upstream's tl.exp: ex2.approx.f32(x * log2(e)); rounding the product moves
+            # the exponent by up to |x| * 2^-24, i.e. up to |x| ulps of the result
+            over = err - (8 + np.abs(x64))
+            assert np.nanmax(over) <= 0, (name, float(np.nanmax(err)))
         else:
             bound = acc.BOUNDS[name][1 if is64 else 0]
             assert np.nanmax(err) <= bound, (name, dtype, float(np.nanmax(err)))

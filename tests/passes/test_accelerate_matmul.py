@@ -9,7 +9,7 @@ from tests.passes.pass_helpers import run
 from tritium.ir import tt
 from tritium.ir.ttg import BlockedEncodingAttr
 from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
-from tritium.ir.types import encoding_of
+from tritium.ir.types import element_type, encoding_of
 from tritium.passes.accelerate_matmul import warps_per_tile
 
 BLOCKED = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>"
@@ -47,8 +47,13 @@ def the_dot(module):
         ("f32", "ieee", "cuda:89", "f32", None),
         ("f32", "tf32x3", "cuda:89", "f32", None),
         ("f16", "tf32", "cuda:75", "f32", None),  # no mma.sync m16n8k16 before sm_80 here
-        ("f16", "tf32", "cuda:89", "f16", None),  # fp16 accumulator: FMA
-        ("i8", "tf32", "cuda:89", "i32", None),
+        ("f16", "tf32", "cuda:89", "f16", 2),  # fp16 accumulators: m16n8k16 .f16
+        ("i8", "tf32", "cuda:89", "i32", 4),  # int8: m16n8k32 .s32.s8.s8.s32
+        ("i8", "tf32", "cuda:80", "i32", 4),
+        ("i16", "tf32", "cuda:89", "i32", None),
+        ("f8E4M3FN", "tf32", "cuda:89", "f32", 4),  # fp8: m16n8k32, sm_89 and newer
+        ("f8E5M2", "tf32", "cuda:90", "f16", 4),
+        ("f8E4M3FN", "tf32", "cuda:86", "f32", None),  # FMA, operands promoted
     ],
 )
 def test_which_dots_go_to_the_tensor_cores(elem, precision, target, acc, k_width):
@@ -58,6 +63,9 @@ def test_which_dots_go_to_the_tensor_cores(elem, precision, target, acc, k_width
     if k_width is None:
         assert isinstance(d, BlockedEncodingAttr)
         assert a == DotOperandEncodingAttr(0, d) and b == DotOperandEncodingAttr(1, d)
+        if elem.startswith("f8"):  # no FMA on fp8: tt.fp_to_fp to the accumulator's type
+            assert [v.owner.name for v in (dot.a, dot.b)] == ["tt.fp_to_fp"] * 2
+            assert str(element_type(dot.a.type)) == acc
     else:
         assert isinstance(d, NvidiaMmaEncodingAttr) and d.warpsPerCTA == [2, 2]
         assert a == DotOperandEncodingAttr(0, d, k_width)

@@ -16,6 +16,7 @@ from functools import cached_property
 
 from xdsl.ir import Attribute, SSAValue
 
+from tritium.frontend.semantic_errors import SemanticError
 from tritium.ir import types as irt
 
 
@@ -24,7 +25,17 @@ class dtype:
 
     SINT = ("int8", "int16", "int32", "int64")
     UINT = ("int1", "uint8", "uint16", "uint32", "uint64")
-    FP = ("fp16", "bf16", "fp32", "fp64")
+    FP8 = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+    FP = ("fp16", "bf16", "fp32", "fp64") + FP8
+    # fp8 formats: (exponent bits, mantissa bits, IR type); tritium's targets (sm_80-sm_90)
+    # have no conversions for the last three (AMD's fnuz formats, the deprecated e4b15)
+    FP8_FORMATS = {
+        "fp8e4nv": (4, 3, irt.f8E4M3FN),
+        "fp8e5": (5, 2, irt.f8E5M2),
+        "fp8e4b15": (4, 3, irt.f8E4M3B11FNUZ),
+        "fp8e4b8": (4, 3, irt.f8E4M3FNUZ),
+        "fp8e5b16": (5, 2, irt.f8E5M2FNUZ),
+    }
 
     def __init__(self, name: str):
         assert name in self.SINT + self.UINT + self.FP or name == "void", name
@@ -43,12 +54,25 @@ class dtype:
         return False
 
     def is_fp8(self) -> bool:
-        return False  # no fp8 dtypes in tritium yet
+        return self.name in self.FP8
 
-    is_fp8e4nv = is_fp8e4b8 = is_fp8e4b15 = is_fp8e5 = is_fp8e5b16 = is_fp8
+    def is_fp8e4nv(self) -> bool:
+        return self.name == "fp8e4nv"
+
+    def is_fp8e5(self) -> bool:
+        return self.name == "fp8e5"
+
+    def is_fp8e4b15(self) -> bool:
+        return self.name == "fp8e4b15"
+
+    def is_fp8e4b8(self) -> bool:
+        return self.name == "fp8e4b8"
+
+    def is_fp8e5b16(self) -> bool:
+        return self.name == "fp8e5b16"
 
     def is_standard_floating(self) -> bool:
-        return self.name in self.FP
+        return self.name in self.FP and not self.is_fp8()
 
     def is_int1(self) -> bool:
         return self.name == "int1"
@@ -155,10 +179,14 @@ class dtype:
     def primitive_bitwidth(self) -> int:
         if self.is_int():
             return self.int_bitwidth
+        if self.is_fp8():
+            return 8
         return {"fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64}[self.name]
 
     @property
     def fp_mantissa_width(self) -> int:
+        if self.is_fp8():
+            return self.FP8_FORMATS[self.name][1]
         return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}[self.name]
 
     def get_int_max_value(self) -> int:
@@ -176,6 +204,13 @@ class dtype:
     def to_ir(self) -> Attribute:
         if self.is_int():
             return irt.IntegerType(self.int_bitwidth)
+        if self.name in self.FP8[2:]:
+            raise SemanticError(
+                f"{self.name} is not supported on tritium's targets (sm_80-sm_90, as upstream's "
+                "CUDA backend on Hopper); use tl.float8e4nv or tl.float8e5"
+            )
+        if self.is_fp8():
+            return self.FP8_FORMATS[self.name][2]
         return {"fp16": irt.f16, "bf16": irt.bf16, "fp32": irt.f32, "fp64": irt.f64}[self.name]
 
     @property
@@ -320,6 +355,11 @@ float16 = dtype("fp16")
 bfloat16 = dtype("bf16")
 float32 = dtype("fp32")
 float64 = dtype("fp64")
+float8e4nv = dtype("fp8e4nv")
+float8e5 = dtype("fp8e5")
+float8e4b15 = dtype("fp8e4b15")
+float8e4b8 = dtype("fp8e4b8")
+float8e5b16 = dtype("fp8e5b16")
 
 pi32_t = pointer_type(int32)  # upstream's one exported pointer-type alias
 
@@ -338,6 +378,11 @@ DTYPES_BY_SIGNATURE = {
     "bf16": bfloat16,
     "fp32": float32,
     "fp64": float64,
+    "fp8e4nv": float8e4nv,
+    "fp8e5": float8e5,
+    "fp8e4b15": float8e4b15,
+    "fp8e4b8": float8e4b8,
+    "fp8e5b16": float8e5b16,
 }
 
 

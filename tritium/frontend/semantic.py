@@ -137,6 +137,13 @@ class Semantic(MemoryOps, BlockPtrOps, AtomicOps, MathOps):
     def computation_type(
         self, a: dtype, a_lit: bool, b: dtype, b_lit: bool, div_or_mod: bool
     ) -> dtype:
+        if a.is_fp8() and b.is_fp8() and a != b:
+            return core.float16  # as upstream: two different fp8 formats meet in fp16
+        if a.is_fp8() and (b.is_fp8() or b_lit) or b.is_fp8() and a_lit:
+            raise SemanticError(
+                f"no arithmetic on {a if a.is_fp8() else b} values: cast them to tl.float16 or "
+                "tl.float32 first (fp8 is a storage and tl.dot format)"
+            )
         if a_lit != b_lit:
             lit, ten = (a, b) if a_lit else (b, a)
             if lit.kind() <= ten.kind():
@@ -350,6 +357,8 @@ class Semantic(MemoryOps, BlockPtrOps, AtomicOps, MathOps):
             raise SemanticError(
                 "fp_downcast_rounding applies only to casts from a wider to a narrower float type"
             )
+        if src.is_fp8() or to.is_fp8():
+            return self._cast_fp8(x, to, res_ty, fp_downcast_rounding)
         if src.is_floating() and to.is_floating():
             if fp_downcast_rounding is not None:
                 return tensor(b.result(tt.FpToFpOp(h, rt, fp_downcast_rounding)), res_ty)
@@ -389,6 +398,24 @@ class Semantic(MemoryOps, BlockPtrOps, AtomicOps, MathOps):
                 raise SemanticError(f"only a 64-bit integer can be cast to a pointer, not {src}")
             return tensor(b.result(tt.IntToPtrOp(h, rt)), res_ty)
         raise SemanticError(f"cannot cast {src} to {to}")
+
+    def _cast_fp8(self, x: tensor, to: dtype, res_ty, rounding: str | None) -> tensor:
+        """Casts to and from fp8 are `tt.fp_to_fp` (fp16 / bf16 / fp32 on the other side;
+        downcasts round to nearest even unless `fp_downcast_rounding` says "rtz"); fp64,
+        integers and the other fp8 format go through fp32 / fp16 first, exactly."""
+        src = x.dtype
+        other = to if src.is_fp8() else src
+        if other.is_fp8():  # fp8 -> fp8: the fp16 upcast is exact
+            return self.cast(self.cast(x, core.float16), to, rounding)
+        if not other.is_floating() or other.is_fp64():
+            mid = core.float32
+            if src.is_fp8():
+                return self.cast(self.cast(x, mid), to)
+            return self.cast(self.cast(x, mid), to, rounding)
+        if to.is_fp8() and rounding is None:
+            rounding = "rtne"
+        op = tt.FpToFpOp(x.handle, res_ty.to_ir(), rounding if to.is_fp8() else None)
+        return tensor(self.b.result(op), res_ty)
 
     def bitcast(self, x: tensor, to: dtype) -> tensor:
         src = x.dtype

@@ -187,14 +187,32 @@ class MemoryOps:
             raise SemanticError(
                 f"tl.dot: every dimension must be >= 16, got {list(a.shape)} @ {list(b.shape)}"
             )
-        if a.dtype != b.dtype:
+        fp8 = a.dtype.is_fp8() and b.dtype.is_fp8()  # any two fp8 formats may meet (upstream)
+        if a.dtype != b.dtype and not fp8:
             raise SemanticError(
                 f"tl.dot: operands must have the same element type, got {a.dtype} and {b.dtype}"
             )
         if not (a.dtype.is_floating() or a.dtype.is_int()):
             raise SemanticError(f"tl.dot does not take {a.dtype}")
+        if a.dtype.is_int() and a.dtype != core.int8:
+            raise SemanticError(
+                f"tl.dot: integer operands must be int8 (as upstream), got {a.dtype}; cast "
+                "uint8 values that fit to int8, or widen them to a float type"
+            )
         if a.dtype.is_int():
             out_dtype = core.int32
+        elif out_dtype.is_bf16():
+            raise SemanticError(
+                "tl.dot: out_dtype=bfloat16 is not supported (as upstream): use float32 or "
+                "float16 and cast the result with .to(tl.bfloat16)"
+            )
+        elif a.dtype.is_fp32() or a.dtype.is_bf16() or a.dtype.is_fp64():
+            out_dtype = core.float64 if a.dtype.is_fp64() else core.float32
+        elif not (out_dtype.is_fp16() or out_dtype.is_fp32()):
+            raise SemanticError(f"tl.dot: out_dtype must be float32 or float16, got {out_dtype}")
+        k = a.shape[-1]
+        if fp8 and max_num_imprecise_acc is not None and max_num_imprecise_acc > k:
+            raise SemanticError(f"tl.dot: max_num_imprecise_acc ({max_num_imprecise_acc}) must be <= K ({k})")
         shape = a.shape[:-1] + (b.shape[-1],)
         if acc is None:
             acc = self.full(shape, 0, out_dtype)

@@ -20,6 +20,7 @@ from tritium.frontend.builder import Builder
 from tritium.frontend.codegen import CodeGenerator
 from tritium.frontend.core import constexpr, dtype, pointer_type, tensor
 from tritium.frontend.semantic import Semantic
+from tritium.frontend.semantic_errors import SemanticError
 from tritium.ir import tt
 from tritium.ir.locations import file_loc
 
@@ -48,7 +49,10 @@ def ast_to_ttir(fn, spec: KernelSpec, debug: bool = False) -> tuple[ModuleOp, se
                 SourceLoc(fn.file, fn.line, 1),
             )
     runtime = [n for n in fn.arg_names if n in spec.types]
-    arg_types = [spec.types[n].to_ir() for n in runtime]
+    try:
+        arg_types = [spec.types[n].to_ir() for n in runtime]
+    except SemanticError as e:  # a type no target has (fp8e4b15, ...)
+        raise CompilationError(str(e), SourceLoc(fn.file, fn.def_line, 1)) from None
     arg_attrs = [
         {"tt.divisibility": IntegerAttr(16, 32)} if n in spec.divisible_by_16 else {}
         for n in runtime

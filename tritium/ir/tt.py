@@ -73,6 +73,7 @@ from tritium.ir.types import (
     element_type,
     i32,
     is_float,
+    is_fp8,
     is_int,
     is_ptr,
     is_tensor,
@@ -488,7 +489,7 @@ class FpToFpOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check(
-            is_float(self.src.type) and is_float(self.result.type),
+            all(is_float(t) or is_fp8(t) for t in (self.src.type, self.result.type)),
             "tt.fp_to_fp: operands must be floats",
         )
         _check(shape_of(self.src.type) == shape_of(self.result.type), "tt.fp_to_fp: shapes differ")

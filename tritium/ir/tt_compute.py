@@ -56,6 +56,7 @@ from tritium.ir.types import (
     element_type,
     i1,
     is_float,
+    is_fp8,
     is_int,
     shape_of,
 )
@@ -237,9 +238,10 @@ class DotOp(IRDLOperation):
         _check(a[-1] == b[-2], f"tt.dot: inner dimensions differ ({a[-1]} vs {b[-2]})")
         _check(c[-2:] == (a[-2], b[-1]), "tt.dot: accumulator shape must be M x N")
         _check(self.d.type == self.c.type, "tt.dot: result type must equal the accumulator's")
+        ea, eb = element_type(self.a.type), element_type(self.b.type)
         _check(
-            element_type(self.a.type) == element_type(self.b.type),
-            "tt.dot: operand element types differ",
+            ea == eb or (is_fp8(ea) and is_fp8(eb)),
+            "tt.dot: operand element types differ (only two fp8 formats may mix)",
         )
 
     @classmethod

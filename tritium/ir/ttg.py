@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -334,6 +334,15 @@ def module_int_attr(module: Operation, key: str, default: int | None = None) -> 
     if isinstance(attr, IntegerAttr):
         return attr.value.data
     return default
+
+
+def compute_capability(op: Operation) -> int:
+    """`ttg.target = "cuda:89"` of `op`'s module (or of `op`, a module) -> 89; 80 when unset."""
+    while op.parent_op() is not None and TARGET_ATTR not in op.attributes:
+        op = op.parent_op()
+    attr = op.attributes.get(TARGET_ATTR)
+    text = attr.data if isinstance(attr, StringAttr) else ""
+    return int(text.removeprefix("cuda:")) if text.removeprefix("cuda:").isdigit() else 80
 
 
 def num_warps_of(module: Operation) -> int:

@@ -12,6 +12,11 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3B11FNUZType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -67,8 +72,21 @@ f16 = Float16Type()
 bf16 = BFloat16Type()
 f32 = Float32Type()
 f64 = Float64Type()
+f8E4M3FN = Float8E4M3FNType()  # tl.float8e4nv
+f8E5M2 = Float8E5M2Type()  # tl.float8e5
+f8E4M3B11FNUZ = Float8E4M3B11FNUZType()  # tl.float8e4b15
+f8E4M3FNUZ = Float8E4M3FNUZType()  # tl.float8e4b8
+f8E5M2FNUZ = Float8E5M2FNUZType()  # tl.float8e5b16
 
 FloatTypes = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+# fp8 formats; in LLVM (and in memory) an fp8 element is an i8 of its bits
+Float8Types = (
+    Float8E4M3FNType,
+    Float8E5M2Type,
+    Float8E4M3B11FNUZType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+)
 
 
 def tensor(
@@ -124,6 +142,10 @@ def is_float(t: Attribute) -> bool:
     return isinstance(element_type(t), FloatTypes)
 
 
+def is_fp8(t: Attribute) -> bool:
+    return isinstance(element_type(t), Float8Types)
+
+
 def is_ptr(t: Attribute) -> bool:
     return isinstance(element_type(t), PointerType)
 
@@ -144,6 +166,8 @@ def bitwidth(t: Attribute) -> int:
     e = element_type(t)
     if isinstance(e, IntegerType):
         return e.width.data
+    if isinstance(e, Float8Types):
+        return 8
     if isinstance(e, Float16Type | BFloat16Type):
         return 16
     if isinstance(e, Float32Type):

@@ -78,6 +78,11 @@ from tritium.frontend.core import (  # noqa: F401
     const,
     constexpr,
     dtype,
+    float8e4b8,
+    float8e4b15,
+    float8e4nv,
+    float8e5,
+    float8e5b16,
     float16,
     float32,
     float64,
@@ -99,7 +104,6 @@ from tritium.frontend.iterators import range, static_range  # noqa: F401
 from tritium.frontend.standard import cdiv, sigmoid, softmax, swizzle2d  # noqa: F401
 
 bool = int1  # noqa: A001
-float8e5 = None  # fp8 types are not supported yet
 
 
 class PropagateNan:

@@ -11,7 +11,10 @@ the FMA dot its operand layouts otherwise.
     %c1 = ttg.convert_layout %c : ... -> tensor<64x64xf32, #mma>
     %d1 = tt.dot %a1, %b1, %c1 : ... -> tensor<64x64xf32, #mma>
     %d = ttg.convert_layout %d1 : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #blocked>
-  => (otherwise: fp32 ieee / tf32x3, integers, fp16 accumulators, batched dots, sm < 80)
+  => (int8 -> int32 and fp8 (sm_89+; fp32 or fp16 accumulators): kWidth = 4, m16n8k32;
+      fp16 -> fp16 accumulators: kWidth = 2, m16n8k16)
+  => (otherwise: fp32 ieee / tf32x3, other integers, batched dots, sm < 80; fp8 operands
+      are then promoted to the accumulator's type with tt.fp_to_fp, as upstream)
     %a1 = ttg.convert_layout %a : ... -> tensor<64x32xf32, #ttg.dot_op<{opIdx = 0, parent = #blocked}>>
     %b1 = ttg.convert_layout %b : ... -> tensor<32x64xf32, #ttg.dot_op<{opIdx = 1, parent = #blocked}>>
     %d = tt.dot %a1, %b1, %c : ... -> tensor<64x64xf32, #blocked>
@@ -23,12 +26,12 @@ layouts go through shared memory (optimize-dot-operands, or the software pipelin
 warpsPerCTA is upstream's `warpsPerTileV2`: warps double along M while M / 16 per warp is
 at least N / 16 per warp, else along N; a dot whose result feeds another dot
 (attention) puts all warps along the longer of M and N; a batched dot along the batch.
-kWidth is 32 / element bits: 2 for fp16 / bf16 (m16n8k16), 1 for tf32 (m16n8k8).
+kWidth is 32 / element bits: 2 for fp16 / bf16 (m16n8k16), 1 for tf32 (m16n8k8), 4 for
+int8 / fp8 (m16n8k32). Unlike upstream, which upcasts fp8 to fp16 for mma v2 on any target
+but sm_89, tritium keeps fp8 on the fp8 tensor cores on sm_90 too (mma.sync has them there).
 """
 
 from __future__ import annotations
-
-import re
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
@@ -36,23 +39,29 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     ModuleOp,
-    StringAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tritium.ir import tt
-from tritium.ir.ttg import TARGET_ATTR, BlockedEncodingAttr, ConvertLayoutOp, num_warps_of
+from tritium.ir.ttg import (
+    BlockedEncodingAttr,
+    ConvertLayoutOp,
+    compute_capability,
+    num_warps_of,
+)
 from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
-from tritium.ir.types import element_type, encoding_of, shape_of, with_encoding
+from tritium.ir.types import (
+    bitwidth,
+    element_type,
+    encoding_of,
+    is_fp8,
+    is_int,
+    shape_of,
+    with_element,
+    with_encoding,
+)
 from tritium.passes.utils import insert_after, insert_before
-
-
-def compute_capability(module: Operation) -> int:
-    """`ttg.target = "cuda:89"` -> 89 (80 when the module does not say)."""
-    attr = module.attributes.get(TARGET_ATTR)
-    m = re.match(r"cuda:(\d+)", attr.data) if isinstance(attr, StringAttr) else None
-    return int(m.group(1)) if m else 80
 
 
 def mma_k_width(dot: tt.DotOp, capability: int) -> int | None:
@@ -61,12 +70,19 @@ def mma_k_width(dot: tt.DotOp, capability: int) -> int | None:
         return None
     a, c = element_type(dot.a.type), element_type(dot.c.type)
     shape_a, shape_b = shape_of(dot.a.type), shape_of(dot.b.type)
-    if len(shape_a) != 2 or not isinstance(c, Float32Type):
+    if len(shape_a) != 2:
         return None
-    if isinstance(a, Float16Type | BFloat16Type):
+    native_fp8 = is_fp8(a) and capability >= 89  # mma.sync .e4m3 / .e5m2: sm_89 and newer
+    if isinstance(c, Float32Type) and isinstance(a, Float16Type | BFloat16Type):
         k_width, instr_k = 2, 16
-    elif isinstance(a, Float32Type) and dot.input_precision == "tf32":
+    elif isinstance(c, Float32Type) and isinstance(a, Float32Type) and dot.input_precision == "tf32":
         k_width, instr_k = 1, 8
+    elif isinstance(c, Float16Type) and isinstance(a, Float16Type):
+        k_width, instr_k = 2, 16  # fp16 accumulators: mma .f16.f16.f16.f16
+    elif isinstance(c, Float32Type | Float16Type) and native_fp8:
+        k_width, instr_k = 4, 32
+    elif is_int(c) and is_int(a) and bitwidth(a) == 8 and bitwidth(c) == 32:
+        k_width, instr_k = 4, 32  # int8 -> int32: mma .s32.s8.s8.s32
     else:
         return None
     m, k = shape_a
@@ -138,8 +154,12 @@ def _to_fma(dot: tt.DotOp) -> None:
     parent = encoding_of(dot.d.type)
     if not isinstance(parent, BlockedEncodingAttr):
         return
+    acc = element_type(dot.d.type)
     for i, v in enumerate((dot.a, dot.b)):
-        dot.operands[i] = _convert(dot, v, DotOperandEncodingAttr(i, parent))
+        v = _convert(dot, v, DotOperandEncodingAttr(i, parent))
+        if is_fp8(v.type):  # no FMA on fp8: operands promoted to the accumulator's type
+            v = insert_before(dot, tt.FpToFpOp(v, with_element(v.type, acc))).result
+        dot.operands[i] = v
 
 
 def accelerate_matmul(module: ModuleOp) -> None:

@@ -79,14 +79,22 @@ def _compile(expr: str) -> Callable[[Any], Any]:
 
 
 _CAI = "{a}.__cuda_array_interface__"
+# tritium.reinterpret's arrays (a numpy subclass, a CAI wrapper) name the type they are read as
+_REINTERPRETED = 'getattr({a}, "_tritium_dtype", None) or '
 KINDS = {
     k.name: k
     for k in (
-        ArrayKind("numpy", "{a}.ctypes.data", "{a}.dtype", None, read_fast=False),
+        ArrayKind("numpy", "{a}.ctypes.data", _REINTERPRETED + "{a}.dtype", None, False),
         ArrayKind("device_array", "{a}.ptr", "{a}.dtype", None, read_fast=True),
         ArrayKind("torch", "{a}.data_ptr()", "{a}.dtype", "{a}.is_cuda", read_fast=True),
         ArrayKind("cupy", "{a}.data.ptr", "{a}.dtype", None, read_fast=True),
-        ArrayKind("cai", _CAI + '["data"][0]', f'_np_dtype({_CAI}["typestr"])', None, False),
+        ArrayKind(
+            "cai",
+            _CAI + '["data"][0]',
+            _REINTERPRETED + f'_np_dtype({_CAI}["typestr"])',
+            None,
+            False,
+        ),
     )
 }
 
@@ -199,6 +207,14 @@ def as_host_array(v):
         return v
     kind = kind_of(v)
     if kind is not None and kind.name == "torch" and not v.is_cuda:
+        if "float8" in str(v.dtype):  # numpy has no fp8: its bytes, read as the tensor's type
+            import torch
+
+            from tritium.runtime.reinterpret import ReinterpretedArray
+
+            view = v.detach().view(torch.uint8).numpy().view(ReinterpretedArray)
+            view._tritium_dtype = str(v.dtype).removeprefix("torch.")
+            return view
         return v.detach().numpy()
     if kind is not None:
         return v

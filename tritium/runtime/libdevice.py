@@ -165,11 +165,11 @@ def _exact(op: str, mode: str):
         if not all(np.isfinite(x) for x in xs) or (op in ("div", "rcp") and xs[-1] == 0):
             return rn
         if op == "sqrt":
-            if xs[0] <= 0 or rn * rn == xs[0]:
+            if xs[0] <= 0 or mode == "rn":
                 return rn
             q = Fraction(float(xs[0]))
             r = Fraction(float(rn))
-            if mode == "rn":
+            if r * r == q:  # exact (compared exactly: rn * rn in floating point rounds)
                 return rn
             # sqrt is irrational here: between rn and its neighbour on the side of q
             lo, hi = (rn, np.nextafter(rn, dt(np.inf))) if r * r < q else (np.nextafter(rn, dt(0)), rn)

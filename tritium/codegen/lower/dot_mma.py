@@ -4,6 +4,11 @@
     bf16:  mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 ...
     tf32:  mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3};
            (each fp32 operand first rounded with cvt.rna.tf32.f32)
+    int8:  mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 (int32 accumulators, "r")
+    fp8:   mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32 (any pair of e4m3 / e5m2; sm_89+)
+    fp16 accumulators: mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {d0, d1}, ..., {c0, c1}
+           and m16n8k32 .f16.e4m3.e4m3.f16: C and D are two f16x2 words, (m, n | n+1) and
+           (m+8, n | n+1)
 
 One instruction per (16-row block of the warp's M range, 8-column block of its N range,
 K step). Its fragments, by register-part coordinate (lanes and warps are already where
@@ -13,7 +18,8 @@ the instruction wants them, by the layouts' construction, tritium.ir.layouts):
     A:      words at (m, k), (m+8, k), (m, k+4w), (m+8, k+4w)   (w = kWidth; a word is
     B:      words at (k, n), (k+4w, n)                          w consecutive K elements)
 
-where a word is 2 halves packed in a b32 (fp16 / bf16) or one tf32. K steps are the outer
+where a word is 2 halves packed in a b32 (fp16 / bf16), 4 bytes (int8 / fp8: kWidth 4) or
+one tf32. K steps are the outer
 loop, so consecutive instructions are independent; the accumulator of each (m, n) block
 chains through the K steps in ascending order.
 """
@@ -23,18 +29,72 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from llvmlite import ir
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+)
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, unsupported
 from tritium.codegen.lower.ldmatrix import LdmatrixReader
 from tritium.codegen.lower.local_memory import load_registers, read_by_mma
 from tritium.codegen.lower.registers import register_index
-from tritium.codegen.lower.types import f32, i32
+from tritium.codegen.lower.types import f16, f32, i32
 from tritium.ir.layouts import LinearLayout
-from tritium.ir.types import element_type, shape_of
+from tritium.ir.ttg import compute_capability
+from tritium.ir.types import bitwidth, element_type, is_fp8, shape_of
 
+# operand element type -> (PTX type, instruction K)
 _KINDS = {Float16Type: ("f16", 16), BFloat16Type: ("bf16", 16), Float32Type: ("tf32", 8)}
+_KINDS |= {Float8E4M3FNType: ("e4m3", 32), Float8E5M2Type: ("e5m2", 32), IntegerType: ("s8", 32)}
+# accumulator element type -> (PTX type, LLVM type of one register)
+_ACCS = {Float32Type: ("f32", f32), IntegerType: ("s32", i32), Float16Type: ("f16", i32)}
+
+
+@dataclass(frozen=True)
+class MmaInstruction:
+    """The mma.sync a dot's element types select: its text, operand types, words per
+    fragment and the LLVM type of one accumulator register."""
+
+    text: str
+    instr_k: int
+    per_word: int  # operand elements per b32 word (32 / bits: 1, 2 or 4)
+    packed_acc: bool  # fp16 accumulators: two per b32 register
+
+    @property
+    def acc_regs(self) -> int:
+        return 2 if self.packed_acc else 4
+
+
+def mma_instruction(a_elem, b_elem, acc_elem) -> MmaInstruction | None:
+    """The instruction for these element types, or None when mma.sync has none."""
+    ka, kb = _KINDS.get(type(a_elem)), _KINDS.get(type(b_elem))
+    acc = _ACCS.get(type(acc_elem))
+    if ka is None or kb is None or acc is None or ka[1] != kb[1]:
+        return None
+    (ta, k), (tb, _), (tc, _) = ka, kb, acc
+    ints = (tc == "s32") + (ta == "s8") + (tb == "s8")
+    fp8 = k == 32 and ta != "s8"
+    if (
+        ints not in (0, 3)
+        or (ta != tb and not fp8)
+        or (tc == "f16" and ta not in ("f16", "e4m3", "e5m2"))
+    ):
+        return None
+    if ints and (bitwidth(a_elem), bitwidth(b_elem), bitwidth(acc_elem)) != (8, 8, 32):
+        return None
+    n = 2 if tc == "f16" else 4
+    d = ", ".join(f"${i}" for i in range(n))
+    c = ", ".join(f"${i}" for i in range(n + 6, 2 * n + 6))
+    text = (
+        f"mma.sync.aligned.m16n8k{k}.row.col.{tc}.{ta}.{tb}.{tc} "
+        f"{{{d}}}, {{${n}, ${n + 1}, ${n + 2}, ${n + 3}}}, {{${n + 4}, ${n + 5}}}, {{{c}}};"
+    )
+    return MmaInstruction(text, k, {8: 1, 16: 2, 32: 4}[k], tc == "f16")
 
 
 def _word(ctx: FunctionLowering, regs, first: int, per_word: int, memo) -> ir.Value:
@@ -126,12 +186,15 @@ def mma_steps(
 
 def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
     b = ctx.builder
-    elem = element_type(op.a.type)
-    kind = _KINDS.get(type(elem))
-    if kind is None or not isinstance(element_type(op.d.type), Float32Type):
-        raise unsupported(op, f"mma.sync for {elem} operands with a {op.d.type} accumulator")
-    name, instr_k = kind
-    per_word = 1 if name == "tf32" else 2
+    ea, eb, ec = element_type(op.a.type), element_type(op.b.type), element_type(op.d.type)
+    instr = mma_instruction(ea, eb, ec)
+    if instr is None:
+        raise unsupported(op, f"mma.sync for {ea} x {eb} operands with a {ec} accumulator")
+    if is_fp8(ea) and compute_capability(op) < 89:
+        raise unsupported(
+            op, f"fp8 mma.sync needs sm_89 or newer (target sm_{compute_capability(op)})"
+        )
+    instr_k, per_word = instr.instr_k, instr.per_word
     if len(shape_of(op.d.type)) != 2:
         raise unsupported(op, "batched (3D) dots are not supported on mma")
     la, lb, lc = ctx.layout(op.a.type), ctx.layout(op.b.type), ctx.layout(op.d.type)
@@ -141,12 +204,10 @@ def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
         steps = mma_steps(la, lb, lc, shape_of(op.a.type)[1], instr_k, per_word)
     except NotImplementedError as e:
         raise unsupported(op, f"{e} (layouts disagree)") from None
-    text = (
-        f"mma.sync.aligned.m16n8k{instr_k}.row.col.f32.{name}.{name}.f32 "
-        "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};"
-    )
-    fty = ir.FunctionType(ir.LiteralStructType([f32] * 4), [i32] * 6 + [f32] * 4)
-    constraint = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3"
+    n, reg = instr.acc_regs, _ACCS[type(ec)][1]
+    fty = ir.FunctionType(ir.LiteralStructType([reg] * n), [i32] * 6 + [reg] * n)
+    rc = "f" if reg == f32 else "r"
+    constraint = ",".join([f"={rc}"] * n + ["r"] * 6 + [str(i) for i in range(n)])
     words_a: dict = {}
     words_b: dict = {}
     # K step by K step; the fragments of step k + 1 are read (ldmatrix) before the mmas of
@@ -166,9 +227,15 @@ def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
         for st in chunk:
             fa = [_word(ctx, a, r, per_word, words_a) for r in st.a]
             fb = [_word(ctx, bb, r, per_word, words_b) for r in st.b]
-            res = b.asm(fty, text, constraint, fa + fb + [acc[r] for r in st.c], side_effect=False)
+            cs = [acc[r] for r in st.c]
+            if instr.packed_acc:  # (m, n | n+1), (m+8, n | n+1) as two f16x2 words
+                cs = [_pack2(b, cs[0], cs[1]), _pack2(b, cs[2], cs[3])]
+            res = b.asm(fty, instr.text, constraint, fa + fb + cs, side_effect=False)
+            out = [b.extract_value(res, j) for j in range(n)]
+            if instr.packed_acc:
+                out = [h for w in out for h in _unpack2(b, w)]
             for j, r in enumerate(st.c):
-                acc[r] = b.extract_value(res, j)
+                acc[r] = out[j]
     # registers that duplicate another (replicated layouts) take its final value
     first = register_index(lc)
     ctx.set(op.d, [acc[first[lc.register_coord(r)]] for r in range(lc.num_registers)])
@@ -176,4 +243,16 @@ def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
 
 _C = ((0, 0), (0, 1), (8, 0), (8, 1))
 
-__all__ = ["MmaStep", "lower_mma_dot", "mma_steps"]
+
+def _pack2(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value) -> ir.Value:
+    vec = ir.Constant(ir.VectorType(lo.type, 2), None)
+    vec = b.insert_element(vec, lo, ir.Constant(i32, 0))
+    return b.bitcast(b.insert_element(vec, hi, ir.Constant(i32, 1)), i32)
+
+
+def _unpack2(b: ir.IRBuilder, word: ir.Value) -> list[ir.Value]:
+    vec = b.bitcast(word, ir.VectorType(f16, 2))
+    return [b.extract_element(vec, ir.Constant(i32, j)) for j in range(2)]
+
+
+__all__ = ["MmaInstruction", "MmaStep", "lower_mma_dot", "mma_instruction", "mma_steps"]

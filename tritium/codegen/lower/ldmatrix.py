@@ -22,7 +22,11 @@ the register bases of word-index bits 0 and 1 -- so it goes through the same
 thread-offset / XOR / immediate split as every other tile access (tile_addressing.py).
 Each instruction loads words 4i .. 4i+3 of the thread (x2 / x1 when fewer are left).
 tf32 operands contiguous along M or N have no ldmatrix (it transposes 16-bit elements
-only): they take the plain ld.shared path, as upstream's do.
+only): they take the plain ld.shared path, as upstream's do. 8-bit operands (int8, fp8:
+kWidth 4, a word is 4 K elements) contiguous along K use the same non-transposed
+instruction (a matrix row is 16 K elements); contiguous along M or N, likewise the plain
+path (upstream's "cannot transpose a non-16-bit matrix"), so an int8 / fp8 GEMM wants B
+stored K-major (N x K, as torch._int_mm / torch._scaled_mm take it).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ def _unit(rank: int, dim: int, value: int) -> tuple[int, ...]:
 def ldmatrix_plan(acc: TileAddressing, enc: DotOperandEncodingAttr, bits: int):
     """(address layout, transposed, words per thread, words per instruction), or None
     when ldmatrix cannot produce this layout from this tile."""
-    if not isinstance(enc.parent, NvidiaMmaEncodingAttr) or bits not in (16, 32):
+    if not isinstance(enc.parent, NvidiaMmaEncodingAttr) or bits not in (8, 16, 32):
         return None
     layout, tile = acc.layout, acc.tile
     rank = layout.rank

@@ -20,7 +20,9 @@ from xdsl.ir import Operation
 from tritium.codegen.lower import libm
 from tritium.codegen.lower.context import FunctionLowering, lowers
 from tritium.codegen.lower.elementwise import in_f32
+from tritium.codegen.lower.fp8 import lower_fp8_cast
 from tritium.codegen.lower.types import BFloatType, f32, f64, i16, llvm_type
+from tritium.ir.types import is_fp8
 
 LOG2E = 1.0 / math.log(2.0)
 
@@ -180,6 +182,8 @@ _PTX_FLOAT = {"half": "f16", "bfloat": "bf16", "float": "f32", "double": "f64"}
 
 @lowers("tt.fp_to_fp")
 def fp_to_fp(ctx: FunctionLowering, op: Operation) -> None:
+    if is_fp8(op.src.type) or is_fp8(op.result.type):
+        return lower_fp8_cast(ctx, op)
     b = ctx.builder
     src, dst = llvm_type(op.src.type), llvm_type(op.result.type)
     rounding = "rtne" if op.rounding is None else ("rtz", "rtne")[op.rounding.value.data]

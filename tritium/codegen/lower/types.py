@@ -1,6 +1,7 @@
 """TTGIR scalar types -> LLVM types, and Triton's signature strings.
 
 f32 -> float    f16 -> half    bf16 -> bfloat    i1 -> i1 (i8 in memory)
+f8E4M3FN / f8E5M2 -> i8 (the byte; as upstream, LLVM has no fp8 type)
 !tt.ptr<f32> -> ptr addrspace(1)                 signature: "*fp32", "i32", ...
 """
 
@@ -11,6 +12,8 @@ import struct
 from llvmlite import ir
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -18,7 +21,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from tritium.ir.types import PointerType, element_type
+from tritium.ir.types import Float8Types, PointerType, element_type
 
 
 def _bf16_bits(value: float) -> int:
@@ -74,6 +77,8 @@ def llvm_type(t: Attribute) -> ir.Type:
         return bf16
     if isinstance(e, Float64Type):
         return f64
+    if isinstance(e, Float8Types):
+        return i8
     if isinstance(e, PointerType):
         return ptr(e.address_space.data)
     raise NotImplementedError(f"no LLVM type for {e}")
@@ -102,6 +107,7 @@ def is_float_type(ty: ir.Type) -> bool:
 
 
 _SIG_FLOATS = {Float16Type: "fp16", BFloat16Type: "bf16", Float32Type: "fp32", Float64Type: "fp64"}
+_SIG_FLOATS |= {Float8E4M3FNType: "fp8e4nv", Float8E5M2Type: "fp8e5"}
 
 
 def signature_type(t: Attribute) -> str:

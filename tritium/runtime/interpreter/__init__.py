@@ -36,6 +36,7 @@ The files, each importing only files listed below it:
     blocks.py        compiled blocks, `run_block`, the running program's `State`
     memory.py        the address space: arrays as bounds-checked global memory
     values.py        numpy dtypes for element types, conversions, bf16 rounding
+    fp8.py           exact fp8 (e4m3fn, e5m2) encode / decode tables and rounding
 """
 
 from tritium.runtime.interpreter.grid import interpret

@@ -5,11 +5,12 @@ dtype per element type:
 
     i1 -> bool      i8/i16/i32/i64 (and index) -> int8/16/32/64 (two's complement, wraps)
     f16 -> float16  bf16 -> float32 holding bf16-exact values   f32/f64 -> float32/64
+    f8E4M3FN / f8E5M2 -> float32 holding the fp8 value exactly (fp8.py)
     !tt.ptr<T> -> int64 virtual address
 
 In memory an element has a *storage* dtype (i1 is one byte, bf16 is the uint16 of its
-bits, so `np.uint16` arrays hold bf16 tensors). bf16 results are rounded to nearest even
-after every op (`round_bf16`).
+bits, so `np.uint16` arrays hold bf16 tensors; fp8 is the uint8 of its bits). bf16 results
+are rounded to nearest even after every op (`round_bf16`), fp8 ones to their format.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from xdsl.dialects.builtin import (
 )
 
 from tritium.errors import TritiumError
-from tritium.ir.types import PointerType, element_type, is_tensor, shape_of
+from tritium.ir.types import Float8Types, PointerType, element_type, is_tensor, shape_of
+from tritium.runtime.interpreter import fp8
 
 
 def int_width(elem) -> int:
@@ -52,7 +54,7 @@ def np_dtype(elem) -> np.dtype:
         return INT_DTYPES[w]
     if isinstance(elem, Float16Type):
         return np.dtype(np.float16)
-    if isinstance(elem, BFloat16Type | Float32Type):
+    if isinstance(elem, (BFloat16Type, Float32Type, *Float8Types)):
         return np.dtype(np.float32)
     if isinstance(elem, Float64Type):
         return np.dtype(np.float64)
@@ -67,10 +69,14 @@ def storage_dtype(elem) -> np.dtype:
         return np.dtype(np.uint8)
     if isinstance(elem, BFloat16Type):
         return np.dtype(np.uint16)
+    if isinstance(elem, Float8Types):
+        return np.dtype(np.uint8)
     return np_dtype(elem)
 
 
 def from_storage(raw: np.ndarray, elem):
+    if isinstance(elem, Float8Types):
+        return fp8.decode(raw, elem)
     if isinstance(elem, BFloat16Type):
         return (raw.astype(np.uint32) << 16).view(np.float32)
     if isinstance(elem, IntegerType) and elem.width.data == 1:
@@ -80,6 +86,8 @@ def from_storage(raw: np.ndarray, elem):
 
 def to_storage(value, elem) -> np.ndarray:
     value = np.asarray(value)
+    if isinstance(elem, Float8Types):
+        return fp8.encode(value, elem, saturate=False)
     if isinstance(elem, BFloat16Type):
         return (value.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
     return value.astype(storage_dtype(elem), copy=False)
@@ -95,14 +103,19 @@ def round_bf16(x):
 
 
 def rounding_for(t):
-    """The per-op fix-up for results of type `t`: bf16 rounding, else None."""
-    return round_bf16 if isinstance(element_type(t), BFloat16Type) else None
+    """The per-op fix-up for results of type `t`: bf16 / fp8 rounding, else None."""
+    e = element_type(t)
+    if isinstance(e, Float8Types):
+        return lambda x: fp8.round_to(x, e)[()]
+    return round_bf16 if isinstance(e, BFloat16Type) else None
 
 
 def to_bits(x, elem):
     """The raw bits of a value as the unsigned int of the type's width (i1: 0/1 as uint8)."""
     if isinstance(elem, BFloat16Type):
         return (np.asarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)[()]
+    if isinstance(elem, Float8Types):
+        return fp8.encode(x, elem, saturate=False)[()]
     if isinstance(elem, IntegerType) and elem.width.data == 1:
         return np.asarray(x).astype(np.uint8)[()]
     dt = np_dtype(elem)
@@ -110,6 +123,8 @@ def to_bits(x, elem):
 
 
 def from_bits(bits, elem):
+    if isinstance(elem, Float8Types):
+        return fp8.decode(bits, elem)[()]
     if isinstance(elem, BFloat16Type):
         return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)[()]
     if isinstance(elem, IntegerType) and elem.width.data == 1:
@@ -132,7 +147,8 @@ def constant_value(attr, t):
         return wrap_int(attr.value.data, elem)
     if isinstance(attr, FloatAttr):
         v = np_dtype(elem).type(attr.value.data)
-        return round_bf16(v) if isinstance(elem, BFloat16Type) else v
+        post = rounding_for(elem)
+        return post(v) if post is not None else v
     raise TritiumError(f"interpreter: unsupported constant {attr}")
 
 
@@ -149,6 +165,10 @@ def wrap_int(v: int, elem):
 
 def float_cast(src, dst, rounding: str = "rtne"):
     """Float -> float conversion, round-to-nearest-even or toward zero."""
+    if isinstance(dst, Float8Types) and not isinstance(src, Float8Types):
+        if rounding == "rtz":
+            return lambda x: fp8.decode(fp8.encode_rtz(x, isinstance(src, Float16Type)), dst)[()]
+        return lambda x: fp8.round_to(x, dst)[()]
     dt = np_dtype(dst)
     to_bf16 = isinstance(dst, BFloat16Type)
     narrowing = np_dtype(src).itemsize > dt.itemsize or (
