@@ -38,10 +38,10 @@ def test_meta_json_describes_the_ptx(tmp_path):
     text = ptx.read_text()
     assert meta["format"] == "tritium-kernel" and meta["format_version"] == 1
     assert meta["name"] == "add_kernel"
-    assert meta["params"] == [
-        {"name": "x_ptr", "type": "*fp32"},
-        {"name": "y_ptr", "type": "*fp32"},
-        {"name": "output_ptr", "type": "*fp32"},
+    assert meta["params"] == [  # with which pointers the kernel may write through
+        {"name": "x_ptr", "type": "*fp32", "writes": False},
+        {"name": "y_ptr", "type": "*fp32", "writes": False},
+        {"name": "output_ptr", "type": "*fp32", "writes": True},
         {"name": "n_elements", "type": "i32"},
     ]
     assert meta["num_warps"] == 8 and meta["threads_per_warp"] == 32

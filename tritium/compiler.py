@@ -123,14 +123,17 @@ class CompiledKernel:
         if self.interpret:
             from tritium.runtime.array_kinds import as_host_array
             from tritium.runtime.interpreter import interpret
-            from tritium.runtime.launcher import check_grid
+            from tritium.runtime.launcher import check_grid, check_writes, param_writes
 
             module, name = self.module, self.name
+            writes = param_writes(self.metadata.params)
 
             def run_interpreted(grid, vals, stream):
                 try:
                     check_grid(grid, name)  # the GPU's limits, before looping over programs
-                    interpret(module, grid, [as_host_array(vals[i]) for i in indices])
+                    args = [as_host_array(vals[i]) for i in indices]
+                    check_writes(name, writes, args)  # no read-only array is written
+                    interpret(module, grid, args)
                 except TritiumError as e:
                     raise _user_error(e) from None
 
@@ -305,22 +308,30 @@ def param_divisibility(module) -> dict:
     return out
 
 
-def make_metadata(name: str, options: Options, facts: dict | None, spec, module) -> KernelMetadata:
+def make_metadata(
+    name: str, options: Options, facts: dict | None, spec, module, writes: dict | None = None
+) -> KernelMetadata:
     """The KernelMetadata of a kernel compiled with `options`: codegen's `facts` (None when
-    stopped before LLVM IR), parameter types as the KernelSpec names them (the IR is
-    signless: u16 and i16 are both i16), and each pointer's `tt.divisibility`, which the
-    Launcher checks arguments against."""
+    stopped before LLVM IR: then the parameters come from the KernelSpec), parameter types
+    as the KernelSpec names them (the IR is signless: u16 and i16 are both i16), each
+    pointer's `tt.divisibility`, which the Launcher checks arguments against, and whether
+    the kernel may write through it (`writes`: analysis/pointer_writes.py's result), which
+    the launch paths check read-only arrays against."""
     from tritium import __version__
 
     facts = dict(facts or {})
-    params = facts.pop("params", [])
     types = spec.types if spec is not None else {}
+    params = facts.pop("params", None)
+    if params is None:
+        params = [{"name": n, "type": t.signature} for n, t in types.items()]
     divisibility = param_divisibility(module)
+    writes = writes or {}
     params = [
         {
             **p,
             **({"type": types[p["name"]].signature} if p["name"] in types else {}),
             **({"divisibility": divisibility[p["name"]]} if p["name"] in divisibility else {}),
+            **({"writes": writes[p["name"]]} if p["name"] in writes else {}),
         }
         for p in params
     ]
@@ -374,6 +385,7 @@ def compile_kernel(
     spec None) through stage `stop`. `interpret`: stop at TTIR and keep the module for the
     interpreter. `cache`: look the kernel up in the compiled-kernel cache first (not while
     dumping) and store it there."""
+    from tritium.analysis.pointer_writes import written_params
     from tritium.passes.pipeline import run_ttir_passes
     from tritium.runtime import cache as kernel_cache
 
@@ -395,14 +407,16 @@ def compile_kernel(
         module, name, runtime = _load_ttir_file(pathlib.Path(source), dumper)
         run_ttir_passes(module, options, dump=dumper.module, timings=timings)
     asm = {"ttir": print_ir(module, locations=True)}
+    writes = written_params(module)  # on the TTIR, before the GPU passes
     if interpret:
-        return CompiledKernel(name, asm, make_metadata(name, options, None, spec, module),
+        return CompiledKernel(name, asm, make_metadata(name, options, None, spec, module, writes),
                               runtime, module, interpret=True)  # fmt: skip
     facts = None
     if stop != "ttir":
         lowered, facts = lower(module, options, dumper, timings, stop)
         asm.update(lowered)
-    kernel = CompiledKernel(name, asm, make_metadata(name, options, facts, spec, module), runtime)
+    metadata = make_metadata(name, options, facts, spec, module, writes)
+    kernel = CompiledKernel(name, asm, metadata, runtime)
     if key is not None:
         kernel_cache.store_kernel(key, kernel.asm, kernel.metadata.to_dict())
     warn_spills(source, kernel.metadata)

@@ -27,8 +27,30 @@ DTYPE_TO_TRITON = {
 
 
 def dtype_to_triton(dtype: Any) -> str | None:
-    """'fp32' for np.float32 / torch.float32 / '<f4'; None for a dtype Triton has no name for."""
+    """'fp32' for np.float32 / torch.float32 / '<f4'; None for a dtype Triton has no name for
+    (also a numpy dtype in the other byte order, '>f4' here: the GPU would misread it)."""
     import numpy as np
 
-    name = dtype.name if isinstance(dtype, np.dtype) else str(dtype).rsplit(".", 1)[-1]
-    return DTYPE_TO_TRITON.get(name)
+    if isinstance(dtype, np.dtype):
+        return DTYPE_TO_TRITON.get(dtype.name) if dtype.isnative else None
+    return DTYPE_TO_TRITON.get(str(dtype).rsplit(".", 1)[-1])
+
+
+def unsupported_dtype(dtype: Any) -> str:
+    """Why arrays of `dtype` (one `dtype_to_triton` has no name for) cannot be passed to a
+    kernel, as the end of an error message."""
+    import numpy as np
+
+    msg = f"arrays of dtype {dtype} cannot be passed to a kernel"
+    if not isinstance(dtype, np.dtype):
+        return msg
+    if dtype.fields is not None:
+        return msg + ": a structured dtype; pass one field (a['name']), a strided view"
+    if dtype.hasobject:
+        return msg + ": they hold references to Python objects, not numbers"
+    if not dtype.isnative:
+        return (
+            msg + ": it is not in this machine's byte order; convert with "
+            "a.astype(a.dtype.newbyteorder('='))"
+        )
+    return msg

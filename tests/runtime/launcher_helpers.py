@@ -40,10 +40,10 @@ BAD_STORE_PTX = _ptx("bad_store.ptx")
 
 EMPTY_PTX = _ptx("empty.ptx")
 
-ADD_PARAMS = [
-    {"name": "x_ptr", "type": "*fp32"},
-    {"name": "y_ptr", "type": "*fp32"},
-    {"name": "out_ptr", "type": "*fp32"},
+ADD_PARAMS = [  # with what a compile records: which pointers the kernel writes through
+    {"name": "x_ptr", "type": "*fp32", "writes": False},
+    {"name": "y_ptr", "type": "*fp32", "writes": False},
+    {"name": "out_ptr", "type": "*fp32", "writes": True},
     {"name": "n", "type": "i32"},
 ]
 SCALAR_TYPES = [
@@ -79,7 +79,7 @@ def add_launcher(**kw):
 
 def strided_launcher():
     params = [
-        {"name": "x", "type": "*fp32"},
+        {"name": "x", "type": "*fp32", "writes": True},
         {"name": "s", "type": "i32"},
         {"name": "n", "type": "i32"},
     ]
@@ -87,7 +87,7 @@ def strided_launcher():
 
 
 def scalars_launcher():
-    params = [{"name": "out_ptr", "type": "*fp64"}] + [
+    params = [{"name": "out_ptr", "type": "*fp64", "writes": True}] + [
         {"name": f"p_{t}", "type": t} for t in SCALAR_TYPES
     ]
     return Launcher({"ptx": SCALARS_PTX}, meta("scalars_kernel", params))

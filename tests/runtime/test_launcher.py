@@ -173,7 +173,7 @@ def test_pointer_kinds(fake):
     lau((1,), [x, y, None, 4])
     raw = fake.launches[-1]["raw"]
     assert [struct.unpack("<Q", r)[0] for r in raw[:3]] == [0x1000, 0x2000, 0]
-    assert array_kinds.DEVICE_POINTERS[CAI] is array_kinds.KINDS["cai"].get_pointer  # next: fast
+    assert array_kinds.DEVICE_POINTERS[CAI] is array_kinds._cai_pointer  # next: fast
     lau((1,), [x, CAI(0x3000), x, 4])
     assert struct.unpack("<Q", fake.launches[-1]["raw"][1])[0] == 0x3000
 

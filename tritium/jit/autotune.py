@@ -132,7 +132,8 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, stream
 
 class _DeviceView:
     """A numpy array's copy on the GPU, at the host address modulo 256, reachable through
-    `__cuda_array_interface__` (the launcher passes its address)."""
+    `__cuda_array_interface__` (the launcher passes its address; read-only when the host
+    array is, so a kernel that writes it is refused while tuning as at the real launch)."""
 
     ALIGN = 256
 
@@ -160,7 +161,7 @@ class _DeviceView:
         return {
             "shape": self.shape,
             "typestr": self.dtype.str,
-            "data": (self.ptr, False),
+            "data": (self.ptr, not self.host.flags.writeable),  # a read-only array stays so
             "strides": self.host.strides,
             "version": 3,
         }

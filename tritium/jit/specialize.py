@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from tritium import config
-from tritium.dtype_names import dtype_to_triton
+from tritium.dtype_names import dtype_to_triton, unsupported_dtype
 from tritium.errors import ArgumentError
 from tritium.frontend import core, param_annotations
 from tritium.frontend.core import constexpr
@@ -242,7 +242,8 @@ def build_spec(fn, vals) -> KernelSpec:
             sig = dtype_to_triton(facts["dtype"])
             if sig is None:
                 raise ArgumentError(
-                    f"arguments of dtype {facts['dtype']} cannot be passed to a kernel"
+                    f"argument '{name}': arguments of dtype {facts['dtype']} cannot be passed "
+                    "to a kernel"
                 )
             spec.types[name] = _dtype(sig)
         elif kind == "int":
@@ -255,9 +256,7 @@ def build_spec(fn, vals) -> KernelSpec:
         else:  # an array
             elem = dtype_to_triton(facts["dtype"])
             if elem is None:
-                raise ArgumentError(
-                    f"arrays of dtype {facts['dtype']} cannot be passed to a kernel"
-                )
+                raise ArgumentError(f"argument '{name}': {unsupported_dtype(facts['dtype'])}")
             spec.types[name] = _dtype("*" + elem)
             if facts.get("aligned"):
                 spec.divisible_by_16.add(name)

@@ -18,6 +18,14 @@ Users of this table: the Launcher (`device_pointer`: a dict from type to address
 numpy left out so that it takes the staging path), the specialisation key and the launch
 fast path (tritium/jit/specialize.py, launch.py), autotune (`zero`, `save`, `restore`,
 `host_span`), and the interpreter (`as_host_array`).
+
+Read-only arrays (`read_only_reason`): a numpy array whose `flags.writeable` is False (set
+by the caller, a view of a `bytes` object, a `np.memmap` opened with mode "r"), or a
+`__cuda_array_interface__` whose `data` says read-only. A kernel may read them; the launch
+paths refuse them for a parameter the kernel may write (tritium/runtime/launcher.py). On
+the Launcher's per-call path a read-only CAI array's getter raises KeyError, which sends
+the call to the Launcher's slow path, where that check runs; torch, cupy and DeviceArray
+have no read-only arrays.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from tritium.dtype_names import dtype_to_triton
+from tritium.dtype_names import dtype_to_triton, unsupported_dtype
 from tritium.errors import ArgumentError
 from tritium.runtime.arrays import DeviceArray
 
@@ -43,6 +51,7 @@ __all__ = [
     "host_span",
     "is_interned_dtype",
     "kind_of",
+    "read_only_reason",
     "restore",
     "save",
     "zero",
@@ -70,7 +79,7 @@ class ArrayKind:
         dt = self.get_dtype(a)
         name = dtype_to_triton(dt)
         if name is None:
-            raise ArgumentError(f"arrays of dtype {dt} cannot be passed to a kernel")
+            raise ArgumentError(unsupported_dtype(dt))
         return name
 
 
@@ -161,6 +170,13 @@ def _null(_: Any) -> int:
     return 0
 
 
+def _cai_pointer(a: Any) -> int:
+    ptr, read_only = a.__cuda_array_interface__["data"]
+    if read_only:  # the Launcher's slow path checks it against what the kernel writes
+        raise KeyError("read-only")
+    return ptr
+
+
 # type -> device address getter, for the Launcher's per-call dict lookup. Filled by
 # `device_pointer` as types are seen; numpy arrays are deliberately absent (staged).
 DEVICE_POINTERS: dict[type, Callable[[Any], int]] = {
@@ -178,9 +194,37 @@ def device_pointer(a: Any) -> Callable[[Any], int] | None:
     kind = kind_of(a)
     if kind is None or kind.name == "numpy":
         return None
-    getter = _torch_device_pointer if kind.name == "torch" else kind.get_pointer
+    getter = {"torch": _torch_device_pointer, "cai": _cai_pointer}.get(kind.name, kind.get_pointer)
     DEVICE_POINTERS[type(a)] = getter
     return getter
+
+
+def read_only_reason(a: Any) -> str | None:
+    """What makes array `a` read-only ("a read-only numpy array (flags.writeable is False)"),
+    or None when a kernel may write it (and for anything that is not an array)."""
+    if isinstance(a, np.ndarray):
+        if a.flags.writeable:
+            return None
+        b = a
+        while True:
+            if isinstance(b, np.memmap) and getattr(b, "mode", None) == "r":
+                return (
+                    "a read-only view of a file (a numpy.memmap opened with mode='r'; "
+                    "mode='r+' writes the file, mode='c' a private copy)"
+                )
+            if not isinstance(b.base, np.ndarray):
+                break
+            b = b.base
+        if isinstance(b.base, bytes):
+            return (
+                "a read-only view of a bytes object (np.frombuffer of bytes, which cannot "
+                "change; use a bytearray, or copy it with np.array)"
+            )
+        return "a read-only numpy array (flags.writeable is False)"
+    kind = kind_of(a)
+    if kind is not None and kind.name == "cai" and a.__cuda_array_interface__["data"][1]:
+        return "a device array whose __cuda_array_interface__ marks it read-only"
+    return None
 
 
 def host_span(a: np.ndarray) -> tuple[int, int]:
@@ -231,6 +275,8 @@ def zero(a) -> None:
     kind = kind_of(a)
     name = kind.name if kind is not None else None
     if name == "numpy":
+        if not a.flags.writeable:
+            raise ArgumentError(f"reset_to_zero: cannot zero {read_only_reason(a)}")
         a.fill(0)
     elif name == "torch":
         a.zero_()
@@ -259,7 +305,8 @@ def restore(a, saved) -> None:
     """Put back the contents `save(a)` returned."""
     name = kind_of(a).name  # type: ignore[union-attr]  (save accepted it)
     if name == "numpy":
-        a[...] = saved
+        if a.flags.writeable:  # (no launch writes a read-only array: nothing to put back)
+            a[...] = saved
     elif name == "torch":
         a.copy_(saved)
     else:

@@ -22,12 +22,12 @@ Everything that does not depend on the argument values is resolved once per `Lau
          (~0.35 us); its (values, ctypes-types) tuple form costs ~1.5 us.
 
 numpy arrays for pointer params take the slow path: they are copied to the device before
-the launch and back after it (so a script runs unchanged in interpreter and GPU modes). A
-non-contiguous view is handled by copying the whole memory span it covers (numpy's
-byte_bounds) and passing the device address of its first element, so strides computed from
-the view stay right; arguments whose spans overlap (x and x[1:], or the same array twice)
-share one device copy, so in-place kernels behave as they would on device memory. The
-copy-back overwrites the span, so it is skipped for read-only arrays.
+the launch and the ones the kernel may write copied back after it (staging.py), so a
+script runs unchanged in interpreter and GPU modes. A read-only array (numpy's
+`flags.writeable` False, a read-only `__cuda_array_interface__`) for a parameter the kernel
+may write (`metadata.params[i]["writes"]`, from tritium/analysis/pointer_writes.py) is an
+ArgumentError before anything is copied or launched (`check_writes`, which the
+interpreter's launch path calls too).
 
 Errors: a bad argument raises `ArgumentError` naming the parameter; a failed launch raises
 `LaunchError` naming the CUDA error and the kernel. A Launcher may be called from several
@@ -50,10 +50,13 @@ from tritium import config
 from tritium.dtype_names import DTYPE_TO_TRITON, dtype_to_triton
 from tritium.errors import ArgumentError, LaunchError
 from tritium.runtime import driver
-from tritium.runtime.array_kinds import DEVICE_POINTERS, device_pointer, host_span, kind_of
+from tritium.runtime.array_kinds import DEVICE_POINTERS, device_pointer, kind_of, read_only_reason
 from tritium.runtime.metadata import KernelMetadata
+from tritium.runtime.staging import Staging
 
-__all__ = ["Launcher", "MAX_GRID", "Param", "SCALAR_TYPES", "check_grid"]
+__all__ = [
+    "Launcher", "MAX_GRID", "Param", "SCALAR_TYPES", "check_grid", "check_writes", "param_writes",
+]  # fmt: skip
 
 # Triton scalar type -> (struct code, min, max); floats have None bounds.
 SCALAR_TYPES: dict[str, tuple[str, Any, Any]] = {
@@ -95,53 +98,6 @@ def _pointer_kind_error(p: Param, i: int, arg: Any) -> ArgumentError:
     )
 
 
-class _Staging:
-    """numpy arguments copied to the device for one launch; overlapping spans share a copy.
-
-    Each copy is placed so that device address = host address (mod 256): a pointer the
-    compiler specialized as 16-byte aligned (from the host array) stays aligned."""
-
-    ALIGN = 256
-
-    def __init__(self, arrays: list[np.ndarray]):
-        spans = sorted((*host_span(a), a.flags.writeable) for a in arrays if a.size)
-        self.groups: list[list] = []  # [lo, hi, writeable, allocation, device address of lo]
-        for lo, hi, w in spans:
-            if self.groups and lo < self.groups[-1][1]:
-                g = self.groups[-1]
-                g[1] = max(g[1], hi)
-                g[2] = g[2] or w
-            else:
-                self.groups.append([lo, hi, w, 0, 0])
-
-    def copy_in(self, s: Any) -> None:
-        for g in self.groups:
-            lo, hi = g[0], g[1]
-            g[3] = driver.mem_alloc(hi - lo + lo % self.ALIGN)  # cuMemAlloc is 256-aligned
-            g[4] = g[3] + lo % self.ALIGN
-            driver.memcpy_htod_async(g[4], lo, hi - lo, s)
-
-    def address(self, a: np.ndarray) -> int:
-        if a.size == 0:
-            return 0
-        addr = a.ctypes.data
-        for lo, hi, _, _, dev in self.groups:
-            if lo <= addr < hi:
-                return dev + (addr - lo)
-        raise AssertionError("unstaged array")  # pragma: no cover
-
-    def copy_out(self, s: Any) -> None:
-        for lo, hi, writeable, _, dev in self.groups:
-            if writeable:
-                driver.memcpy_dtoh_async(lo, dev, hi - lo, s)
-        driver.synchronize(s)
-
-    def free(self) -> None:
-        for g in self.groups:
-            driver.mem_free(g[3], quiet=True)
-            g[3] = 0
-
-
 # --------------------------------------------------------------------------- the launcher
 
 
@@ -150,12 +106,16 @@ class Param:
     divisibility the kernel was compiled to assume (16 for a `*fp32:16` pointer: its
     address is a multiple of 16 bytes)."""
 
-    __slots__ = ("name", "type", "is_pointer", "pointee", "code", "divisibility")
+    __slots__ = ("name", "type", "is_pointer", "pointee", "code", "divisibility", "writes")
 
-    def __init__(self, name: str, type: str, divisibility: int | None = None):
+    def __init__(
+        self, name: str, type: str, divisibility: int | None = None, writes: bool | None = None
+    ):
         self.name, self.type = name, type
         self.divisibility = int(divisibility) if divisibility else None
         self.is_pointer = type.startswith("*")
+        # may the kernel write through it (None: the metadata does not say; a scalar: False)
+        self.writes = writes if self.is_pointer else False
         if self.is_pointer:
             self.pointee = type[1:]
             if self.pointee not in _POINTEE_TYPES:
@@ -180,7 +140,10 @@ class Launcher:
         meta = KernelMetadata.of(metadata)
         self.name: str = meta.name
         self.image: str | bytes = asm["cubin"] if asm.get("cubin") else asm["ptx"]
-        self.params = [Param(p["name"], p["type"], p.get("divisibility")) for p in meta.params]
+        self.params = [
+            Param(p["name"], p["type"], p.get("divisibility"), p.get("writes")) for p in meta.params
+        ]
+        self._writes = [(p.name, p.writes) for p in self.params]
         self.num_warps = int(meta.num_warps)
         self.block = (self.num_warps * int(meta.threads_per_warp), 1, 1)
         self._block_x = self.block[0]
@@ -327,19 +290,30 @@ class Launcher:
             ) from None
 
     def _staged_call(self, grid: Sequence[int], args: Sequence, stream: Any) -> None:
-        """A call with numpy arrays for pointer params: copy in, launch, copy back, free."""
+        """A call with numpy arrays for pointer params (or a read-only CAI array, whose
+        getter sends it here): check that no read-only array is written, copy in, launch,
+        copy back what the kernel may write, free."""
+        check_writes(self.name, self._writes, args)
         vals = list(args)
         hosts: list[tuple[int, np.ndarray]] = []
         for i in self._pointer_index:
             a = vals[i]
-            getter = device_pointer(a)
-            if getter is not None:
-                vals[i] = getter(a)
-            elif isinstance(a, np.ndarray):
+            if isinstance(a, np.ndarray):
                 hosts.append((i, a))
-            else:
+                continue
+            getter = device_pointer(a)
+            if getter is None:
                 raise _pointer_kind_error(self.params[i], i, a)
-        staging = _Staging([a for _, a in hosts])
+            try:
+                vals[i] = getter(a)
+            except KeyError:  # a read-only CAI array, which the kernel only reads
+                vals[i] = kind_of(a).get_pointer(a)  # type: ignore[union-attr]
+        total = self._device.total_memory if self._device is not None else None
+        staging = Staging(
+            self.name,
+            [(self.params[i].name, a, self.params[i].writes is not False) for i, a in hosts],
+            total,
+        )
         try:
             staging.copy_in(stream)
             for i, a in hosts:
@@ -456,6 +430,34 @@ class Launcher:
             return exc
         return ArgumentError(
             f"kernel '{self.name}': arguments {list(args)!r} cannot be packed for {self.params}"
+        )
+
+
+def param_writes(params: Sequence[dict]) -> list[tuple[str, bool | None]]:
+    """(name, may the kernel write through it) per parameter of a KernelMetadata's `params`:
+    None for a pointer whose metadata does not say (saved by an older tritium)."""
+    return [(p["name"], p.get("writes") if p["type"].startswith("*") else False) for p in params]
+
+
+def check_writes(kernel: str, writes: Sequence[tuple[str, bool | None]], args: Sequence) -> None:
+    """ArgumentError, before anything runs, for a read-only array given for a parameter
+    the kernel may write (`writes` as `param_writes` gives it, `args` in the same order)."""
+    for i, ((name, w), a) in enumerate(zip(writes, args)):
+        if w is False:
+            continue
+        why = read_only_reason(a)
+        if why is None:
+            continue
+        what = f"argument '{name}' (#{i}) of kernel '{kernel}' is {why}"
+        if w:
+            raise ArgumentError(
+                f"{what}, but the kernel writes through it (tl.store or an atomic); pass a "
+                f"writable array (np.array({name}) is a writable copy)"
+            )
+        raise ArgumentError(
+            f"{what}, and the kernel's metadata does not say whether it writes through "
+            "that parameter (it was saved by an older tritium): compile it again, or pass a "
+            "writable array"
         )
 
 

@@ -11,16 +11,23 @@ with a saved PTX: what a launcher needs, and where it came from.
     {
       "format": "tritium-kernel", "format_version": 1,
       "name": "add_kernel",
-      "params": [{"name": "x_ptr", "type": "*fp32"}, ..., {"name": "n_elements", "type": "i32"}],
+      "params": [{"name": "x_ptr", "type": "*fp32", "writes": false}, ...,
+                 {"name": "output_ptr", "type": "*fp32", "writes": true},
+                 {"name": "n_elements", "type": "i32"}],
       "num_warps": 4, "threads_per_warp": 32, "reqntid": 128, "shared": 0,
       "arch": "sm_89", "num_stages": 3, "debug": false, "tritium_version": "0.1.0",
       "signature": "*fp32:16,*fp32:16,*fp32:16,i32", "constexprs": {"BLOCK_SIZE": 1024},
       "ptx_sha256": "9f0c..."
     }
 
-`reqntid` is the block size the PTX declares (`.reqntid 128`): the kernel must be launched
-with exactly that many threads, `num_warps * threads_per_warp`. `shared` is the dynamic
-shared memory in bytes to pass at launch. `ptx_sha256` ties the file to its PTX, so that
+`writes` says, per pointer, whether the kernel may write through it (a `tl.store` or an
+atomic reached from it: tritium/analysis/pointer_writes.py); a launch refuses a read-only
+array for a pointer that may be written, and one whose metadata lacks the key (a file
+saved by an older tritium) counts as written.
+
+`reqntid` is the block size the PTX declares (`.reqntid 128`): the kernel must be
+launched with exactly that many threads, `num_warps * threads_per_warp`. `shared` is the
+dynamic shared memory in bytes to pass at launch. `ptx_sha256` ties the file to its PTX, so that
 `tritium.load_ptx` refuses a metadata file that belongs to another compilation.
 
 The runtime's Launcher takes a KernelMetadata (or its dict); the compiler makes one from
@@ -48,7 +55,8 @@ class KernelMetadata:
     """What launching a compiled kernel needs, and how it was compiled.
 
     `params` lists the kernel's parameters in order as `{"name", "type"}` dicts (`"*fp32"`,
-    `"i32"`), with `"divisibility": 16` on pointers compiled to assume 16-byte alignment;
+    `"i32"`), with `"divisibility": 16` on pointers compiled to assume 16-byte alignment and
+    `"writes": True / False` on pointers (may the kernel write through it);
     `shared` is the dynamic shared memory in bytes; `registers` / `spill_*` are ptxas's
     report (None without ptxas)."""
 
@@ -126,7 +134,14 @@ def kernel_metadata(kernel, signature=None, constexprs: dict | None = None) -> d
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "name": m["name"],
-        "params": [{"name": p["name"], "type": p["type"]} for p in m["params"]],
+        "params": [
+            {
+                "name": p["name"],
+                "type": p["type"],
+                **({"writes": p["writes"]} if "writes" in p else {}),
+            }
+            for p in m["params"]
+        ],
         "num_warps": int(m.get("num_warps", 4)),
         "threads_per_warp": int(m.get("threads_per_warp", 32)),
         "reqntid": block,

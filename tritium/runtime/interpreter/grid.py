@@ -92,6 +92,11 @@ def _default_kernel(funcs: dict[str, FuncOp]) -> FuncOp | None:
 def _array_arg(a, name: str, copies: DeviceCopies) -> tuple[np.ndarray, int]:
     """The argument's host array and shift (program address - host address)."""
     if isinstance(a, np.ndarray):
+        if a.dtype.hasobject:  # its bytes are references: a store would corrupt them
+            raise ArgumentError(
+                f"argument {name!r}: an array of dtype {a.dtype} holds Python objects, "
+                "which a kernel cannot read or write"
+            )
         return a, 0
     kind = kind_of(a)
     if kind is not None and (kind.name != "torch" or a.is_cuda):

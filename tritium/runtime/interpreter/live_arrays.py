@@ -128,6 +128,10 @@ class LiveArrays:
         if on_device:
             buf = self.copies.host(lo, size)
             return name, buf, lo - buf.ctypes.data
+        if isinstance(obj, np.ndarray):  # its base array, read-only if that is
+            while isinstance(obj.base, np.ndarray):
+                obj = obj.base
+            return name, obj, 0
         return name, _raw(lo, size), 0
 
 

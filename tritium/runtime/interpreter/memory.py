@@ -24,6 +24,12 @@ outside every region among the program's live arrays (`live_arrays.py`: grouped 
 table of addresses) and adding that array as a region; an address in no live array maps
 to a virtual address in no region (`UNMAPPED`, arithmetic preserved), where any access
 faults and from which `to_int` gives the address back.
+
+A region whose arrays are all read-only (`flags.writeable` False: a view of a `bytes`
+object, a `np.memmap` opened with mode "r", or marked so by the caller) is read-only here
+too: a store or atomic into it is a fault, and nothing is written. (Launches refuse a
+read-only array for a parameter the kernel may write before the run; this catches the
+rest: `interpret` called directly, or a pointer computed from another argument's.)
 """
 
 from __future__ import annotations
@@ -65,7 +71,12 @@ class _Region:
         else:
             self.mem = np.zeros(0, np.uint8)
         self.args: list[tuple[str, int]] = []  # (what it is, virtual address of its start)
+        self.writable = True
         self._typed: dict[np.dtype, tuple[int, np.ndarray]] = {}
+
+    def make_read_only(self) -> None:
+        self.writable = False
+        self.mem.flags.writeable = False  # (the typed views are made from it)
 
     def typed(self, dtype: np.dtype) -> tuple[int, np.ndarray]:
         """(first aligned byte offset p0, the region's bytes from p0 viewed as `dtype`)."""
@@ -122,6 +133,8 @@ class AddressSpace:
             self.regions.append(region)
             for i in members:
                 region_of[i] = region
+            if not any(spans[i][3].flags.writeable for i in members):
+                region.make_read_only()
         self.pointers: list[int] = []
         for i, (_, _, name, a) in enumerate(spans):
             region = region_of[i]
@@ -186,6 +199,8 @@ class AddressSpace:
         lo, hi = byte_bounds(_root(buf))
         region = _Region(len(self.regions), lo, hi, shift)
         region.args.append((name, region.vbase + (buf.__array_interface__["data"][0] - lo)))
+        if not buf.flags.writeable:
+            region.make_read_only()
         self.regions.append(region)
         self._arrays.append((name, buf))
         self._index()
@@ -233,10 +248,16 @@ class AddressSpace:
         k = dtype.itemsize
         region = self._single_region(flat, k)
         if region is not None:
+            if not region.writable:
+                raise MemoryFault(self._read_only(region, int(flat[0]), what))
             p0, view = region.typed(dtype)
             view[(flat - (region.vbase + p0)) // k] = values
             return
-        for region, lanes in self._split(flat, k, what, full, mask):
+        groups = self._split(flat, k, what, full, mask)
+        for region, lanes in groups:
+            if not region.writable and lanes.any():
+                raise MemoryFault(self._read_only(region, int(flat[lanes][0]), what))
+        for region, lanes in groups:
             p0, view = region.typed(dtype)
             view[(flat[lanes] - (region.vbase + p0)) // k] = values[lanes]
 
@@ -284,6 +305,12 @@ class AddressSpace:
             if d < best_d:
                 best, best_d = r, d
         return best
+
+    @staticmethod
+    def _read_only(r: _Region, addr: int, what: str) -> str:
+        before = [a for a in r.args if a[1] <= addr]
+        name = max(before, key=lambda a: a[1])[0] if before else r.args[0][0]
+        return f"{what} into argument '{name}', a read-only array (flags.writeable is False)"
 
     def _describe(self, addr: int, k: int, lane: int, what: str, full, mask) -> str:
         if full.ndim:
