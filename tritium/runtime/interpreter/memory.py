@@ -310,7 +310,7 @@ class AddressSpace:
     def _read_only(r: _Region, addr: int, what: str) -> str:
         before = [a for a in r.args if a[1] <= addr]
         name = max(before, key=lambda a: a[1])[0] if before else r.args[0][0]
-        return f"{what} into argument '{name}', a read-only array (flags.writeable is False)"
+        return f"{what} into {name}, a read-only array (flags.writeable is False)"
 
     def _describe(self, addr: int, k: int, lane: int, what: str, full, mask) -> str:
         if full.ndim:
