@@ -106,6 +106,18 @@ from tritium.frontend.core import (  # noqa: F401
     void,
 )
 from tritium.frontend.iterators import range, static_range  # noqa: F401
+from tritium.frontend.random import (  # noqa: F401
+    pair_uniform_to_normal,
+    philox,
+    philox_impl,
+    rand,
+    rand4x,
+    randint,
+    randint4x,
+    randn,
+    randn4x,
+    uint_to_uniform_float,
+)
 from tritium.frontend.standard import (  # noqa: F401
     bitonic_merge,
     cdiv,

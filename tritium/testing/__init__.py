@@ -1,6 +1,23 @@
-"""Testing helpers shipped with tritium: the random kernel generator (`tritium.testing.fuzz`);
-upstream's benchmarking and comparison helpers (`do_bench`, `perf_report`, `Benchmark`:
-bench.py; `assert_close`: compare.py)."""
+"""Testing helpers shipped with tritium.
 
-from tritium.testing.bench import Benchmark, Mark, do_bench, perf_report  # noqa: F401
-from tritium.testing.compare import assert_close  # noqa: F401
+`check_kernel` and `array` (tritium/testing/check/): property-test your own kernel against
+your numpy reference with hypothesis (docs/testing.md). `tritium.testing.fuzz`: the
+project's random kernel generator (fuzz*.py). hypothesis is imported only when one of
+them runs. Upstream's benchmarking and comparison helpers, under its names: `do_bench`,
+`perf_report`, `Benchmark` (bench.py), `assert_close` (compare.py).
+"""
+
+from tritium.testing.bench import Benchmark, Mark, do_bench, perf_report
+from tritium.testing.check import KernelCheckFailure, array, check_kernel
+from tritium.testing.compare import assert_close
+
+__all__ = [
+    "Benchmark",
+    "KernelCheckFailure",
+    "Mark",
+    "array",
+    "assert_close",
+    "check_kernel",
+    "do_bench",
+    "perf_report",
+]
