@@ -172,11 +172,12 @@ class CompiledKernel:
         runner = self._runner
         if runner is None:
             runner = self._runner = self.make_runner(list(range(n)))
-        every = [self.arg_names.index(p) for p in self.runtime_params] if self.arg_names else []
+        flat = set(self.runtime_params) <= set(self.arg_names)  # (no tuple parameters)
+        every = [self.arg_names.index(p) for p in self.runtime_params] if flat else []
         grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
 
         def launch(*args, stream=None):
-            if len(args) != n and len(args) == len(self.arg_names):
+            if len(args) != n and every and len(args) == len(self.arg_names):
                 args = [args[i] for i in every]
             elif len(args) != n:  # (the Launcher's words, for the interpreter too)
                 params = ", ".join(self.runtime_params)

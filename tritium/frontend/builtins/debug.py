@@ -1,10 +1,8 @@
 """Debugging builtins: `tl.static_assert`, `tl.static_print` (at compile time),
-`tl.device_assert`, `tl.device_print` and `tl.debug_barrier` (at run time), as upstream.
+`tl.device_assert` and `tl.device_print` (at run time), as upstream.
 
     tl.device_print("x", x)          ->  tt.print " x: " {hex = false, isSigned = array<i32: 1>} : %x : tensor<128xi32>
     tl.device_assert(x > 0, "x")     ->  tt.assert %c, "x" : tensor<128xi1>   (only with debug=True)
-    tl.debug_barrier()               ->  gpu.barrier   (bar.sync 0: every thread of the program
-                                         waits there; the interpreter runs a program at once)
 
 `device_print`'s `prefix` must be a compile-time ASCII string; `args` are tensors or
 scalars (numbers become constants). As upstream, a prefix followed by values is made to
@@ -28,7 +26,6 @@ import string
 from tritium.frontend.builtins.base import builtin
 from tritium.frontend.core import tensor, unwrap
 from tritium.frontend.semantic import SemanticError
-from tritium.ir.gpu import BarrierOp
 from tritium.ir.tt_print import PrintOp
 
 
@@ -42,8 +39,18 @@ def static_assert(cond, msg="", _semantic=None, _generator=None):
 
 
 @builtin
-def static_print(*values, _semantic=None, _generator=None):
-    print(*[unwrap(v) for v in values])
+def static_print(*values, sep=" ", end="\n", file=None, flush=False, _semantic=None,
+                 _generator=None):  # fmt: skip
+    """Print at compile time; a tensor prints as its type, `int32[8, 16]`, as upstream."""
+
+    def text(v):
+        v = unwrap(v)
+        if isinstance(v, tensor):
+            return f"{v.dtype}[{', '.join(str(d) for d in v.shape)}]"
+        return v
+
+    print(*[text(v) for v in values], sep=unwrap(sep), end=unwrap(end), file=unwrap(file),
+          flush=bool(unwrap(flush)))  # fmt: skip
 
 
 @builtin
@@ -95,18 +102,4 @@ def device_print(prefix, *args, hex=False, _semantic=None, _generator=None):
     _semantic.b.insert(op)
 
 
-@builtin
-def debug_barrier(_semantic=None, _generator=None):
-    """Make every thread of the program wait here (upstream's `tl.debug_barrier`): the
-    stores each thread made before it are seen by every thread after it."""
-    _semantic.b.insert(BarrierOp())
-
-
-__all__ = [
-    "debug_barrier",
-    "device_assert",
-    "device_print",
-    "print_prefix",
-    "static_assert",
-    "static_print",
-]
+__all__ = ["device_assert", "device_print", "print_prefix", "static_assert", "static_print"]

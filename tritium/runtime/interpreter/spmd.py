@@ -2,11 +2,8 @@
 
     %pid = tt.get_program_id x : i32      ->  st.pid[0]   (an np.int32)
     %n = tt.get_num_programs y : i32      ->  st.grid[1]
-    gpu.barrier                           ->  nothing
 
-`grid.interpret` runs the programs one after another and sets `st.pid` before each. A
-program runs as a whole (each op on the whole block at once), so every store before a
-barrier is already seen by every op after it: the barrier has nothing to do.
+`grid.interpret` runs the programs one after another and sets `st.pid` before each.
 """
 
 from __future__ import annotations
@@ -24,17 +21,9 @@ def _program_id(field):
     return build
 
 
-def _barrier(op, fc):
-    def run(env, st):
-        pass
-
-    return run
-
-
 HANDLERS = {
     "tt.get_program_id": _program_id("pid"),
     "tt.get_num_programs": _program_id("grid"),
-    "gpu.barrier": _barrier,
 }
 
 __all__ = ["HANDLERS"]
