@@ -42,6 +42,8 @@ _LAZY = {
     "zeros": ("tritium.runtime.arrays", "zeros"),
     "DeviceArray": ("tritium.runtime.arrays", "DeviceArray"),
     "reinterpret": ("tritium.runtime.reinterpret", "reinterpret"),
+    # serve `import triton` with tritium (tritium/triton_alias.py, docs/triton-compat.md)
+    "install_as_triton": ("tritium.triton_alias", "install"),
 }
 
 
