@@ -9,6 +9,8 @@
 | `XDG_CACHE_HOME` | `~/.cache` | the cache's parent when `TRITIUM_CACHE_DIR` is unset |
 | `TRITIUM_DUMP_DIR` | unset | JIT compilations write their source and the IR after every pass here (and skip the cache) |
 | `TRITIUM_PTXAS`, `TRITIUM_NVDISASM`, `TRITIUM_CUOBJDUMP` | found on `PATH` or in `/usr/local/cuda/bin` | the NVIDIA tool binary to run |
+| `TRITIUM_COMPILE_WORKERS` | one per CPU | how many processes compile an autotuning sweep's configs at once (`1`: one after another) |
+| `TRITIUM_PRINT_AUTOTUNING`, `TRITON_PRINT_AUTOTUNING` | `0` | `1`: print each autotuning's key, time and chosen config, as upstream's `TRITON_PRINT_AUTOTUNING` |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
 called, so a variable set at run time (`os.environ["TRITIUM_DEBUG"] = "1"`,
@@ -36,10 +38,12 @@ __all__ = [
     "INTERPRET",
     "VARIABLES",
     "cache_dir",
+    "compile_workers",
     "debug",
     "device",
     "dump_dir",
     "interpret",
+    "print_autotuning",
     "tool",
 ]
 
@@ -54,6 +58,9 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_PTXAS": "the ptxas binary",
     "TRITIUM_NVDISASM": "the nvdisasm binary",
     "TRITIUM_CUOBJDUMP": "the cuobjdump binary",
+    "TRITIUM_COMPILE_WORKERS": "processes compiling an autotuning sweep at once (1: serially)",
+    "TRITIUM_PRINT_AUTOTUNING": "print each autotuning's key, time and chosen config",
+    "TRITON_PRINT_AUTOTUNING": "upstream's name for TRITIUM_PRINT_AUTOTUNING (either works)",
 }
 
 
@@ -90,6 +97,17 @@ def cache_dir() -> Path:
 def dump_dir() -> str | None:
     """TRITIUM_DUMP_DIR, or None."""
     return _get("TRITIUM_DUMP_DIR") or None
+
+
+def compile_workers() -> int | None:
+    """TRITIUM_COMPILE_WORKERS as a number >= 1, or None (unset: one per CPU)."""
+    v = _get("TRITIUM_COMPILE_WORKERS")
+    return max(1, int(v)) if v else None
+
+
+def print_autotuning() -> bool:
+    """TRITIUM_PRINT_AUTOTUNING or TRITON_PRINT_AUTOTUNING is on."""
+    return _flag(_get("TRITIUM_PRINT_AUTOTUNING")) or _flag(_get("TRITON_PRINT_AUTOTUNING"))
 
 
 def tool(name: str) -> str | None:

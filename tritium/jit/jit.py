@@ -112,9 +112,7 @@ class JITFunction(KernelSource):
 
     def run(self, *args, grid, **kwargs):
         vals, opts = self.bind(args, kwargs)
-        interpret = self.interpret
-        if interpret is None:
-            interpret = config.interpret()
+        interpret = self._interpreting()
         key = launch_key(self.kinds, vals, opts, self.interpret is None)
         try:
             runner = self.runners.get(key)
@@ -122,7 +120,9 @@ class JITFunction(KernelSource):
             key = hashable_key(key)
             runner = self.runners.get(key)
         if runner is None:
-            runner = self._make_runner(vals, opts, interpret)
+            spec, options = self.compile_request(vals, opts, interpret)
+            kernel = compiler.compile_jit(self, spec, options, interpret=interpret)
+            runner = self.runner_for(kernel)
             self.runners[key] = runner
         if type(grid) is not tuple or len(grid) != 3:
             grid = self._grid3(grid, vals, opts)
@@ -139,7 +139,11 @@ class JITFunction(KernelSource):
             raise ArgumentError(f"a grid has 1 to 3 dimensions, got {grid!r}")
         return grid + (1,) * (3 - len(grid))
 
-    def _make_runner(self, vals, opts, interpret):
+    def _interpreting(self) -> bool:
+        return config.interpret() if self.interpret is None else bool(self.interpret)
+
+    def compile_request(self, vals, opts, interpret: bool):
+        """(KernelSpec, Options): what a launch with these bound values compiles."""
         spec = build_spec(self, vals)
         arch = opts.get("arch")
         if arch is None and not interpret:
@@ -147,8 +151,29 @@ class JITFunction(KernelSource):
 
             arch = compiler.target_arch(current_arch())
         options = Options.from_launch(opts, arch=arch or "sm_89", debug=bool(self.debug))
-        kernel = compiler.compile_jit(self, spec, options, interpret=interpret)
+        return spec, options
+
+    def runner_for(self, kernel):
+        """The runner of a CompiledKernel of this function (taking all parameter values)."""
         return kernel.make_runner([self.param_index[n] for n in kernel.runtime_params])
+
+    def pending_compile(self, args, kwargs):
+        """For a launch with these arguments that would compile (a GPU launch whose
+        specialisation has no runner yet): (its key in `runners`, KernelSpec, Options);
+        else None. Errors are left for the launch itself to report."""
+        vals, opts = self.bind(args, kwargs)
+        interpret = self._interpreting()
+        if interpret:
+            return None
+        key = launch_key(self.kinds, vals, opts, self.interpret is None)
+        try:
+            if key in self.runners:
+                return None
+        except TypeError:  # a list-valued constexpr
+            key = hashable_key(key)
+            if key in self.runners:
+                return None
+        return (key, *self.compile_request(vals, opts, interpret))
 
 
 def jit(fn=None, *, do_not_specialize=(), debug=None, interpret=None, noinline=False, **_ignored):
