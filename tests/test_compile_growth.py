@@ -136,3 +136,21 @@ def test_every_stage_grows_linearly_with_the_kernel(tmp_path, monkeypatch):
 @pytest.mark.parametrize("n", [3])
 def test_the_generated_kernel_compiles_to_ptx(tmp_path, n):
     compiler.compile(_kernel(tmp_path, n), SIGNATURE, CONSTEXPRS, stop="ptx")
+
+
+def test_past_the_limit_codegen_skips_llvms_quadratic_pass(tmp_path, monkeypatch):
+    """Above ptx.SLSR_LIMIT address instructions the NVPTX backend runs at codegen level
+    None (no straight-line strength reduction, quadratic in LLVM 22); below, as always."""
+    from tritium.codegen import ptx, tools
+
+    llir = compiler.compile(_kernel(tmp_path, 12), SIGNATURE, CONSTEXPRS, stop="llir").asm["llir"]
+    levels = []
+    real = ptx.target_machine
+    monkeypatch.setattr(ptx, "target_machine", lambda *a: levels.append(a[2:]) or real(*a))
+    default = ptx.llir_to_ptx(llir, "sm_90")
+    monkeypatch.setattr(ptx, "SLSR_LIMIT", 10)
+    bounded = ptx.llir_to_ptx(llir, "sm_90")
+    assert [lv for lv in levels if lv] == [(3,), (0,)]  # codegen (optimize() takes the default)
+    assert bounded != default and ".entry red" in bounded
+    if tools.find_tool("ptxas") is not None:
+        assert tools.assemble(bounded, "sm_90") is not None
