@@ -539,6 +539,7 @@ from tritium.ir.tt_compute import (  # noqa: E402
 )
 from tritium.ir.tt_memory import AddPtrOp, LoadOp, StoreOp  # noqa: E402
 from tritium.ir.tt_print import PrintOp  # noqa: E402
+from tritium.ir.tt_shape import CatOp, GatherOp, HistogramOp, JoinOp, SplitOp  # noqa: E402
 
 TT = Dialect(
     "tt",
@@ -554,6 +555,11 @@ TT = Dialect(
         ExpandDimsOp,
         ReshapeOp,
         TransOp,
+        JoinOp,
+        SplitOp,
+        CatOp,
+        GatherOp,
+        HistogramOp,
         BitcastOp,
         IntToPtrOp,
         PtrToIntOp,

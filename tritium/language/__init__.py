@@ -18,6 +18,7 @@ from tritium.frontend.builtins import (  # noqa: F401
     broadcast,
     broadcast_to,
     cast,
+    cat,
     ceil,
     clamp,
     constexpr_function,
@@ -37,6 +38,9 @@ from tritium.frontend.builtins import (  # noqa: F401
     fma,
     full,
     full_like,
+    gather,
+    histogram,
+    join,
     load,
     log,
     log2,
@@ -56,6 +60,7 @@ from tritium.frontend.builtins import (  # noqa: F401
     reshape,
     rsqrt,
     sin,
+    split,
     sqrt,
     sqrt_rn,
     static_assert,
@@ -100,7 +105,29 @@ from tritium.frontend.core import (  # noqa: F401
     void,
 )
 from tritium.frontend.iterators import range, static_range  # noqa: F401
-from tritium.frontend.standard import cdiv, sigmoid, softmax, swizzle2d  # noqa: F401
+from tritium.frontend.random import (  # noqa: F401
+    pair_uniform_to_normal,
+    philox,
+    philox_impl,
+    rand,
+    rand4x,
+    randint,
+    randint4x,
+    randn,
+    randn4x,
+    uint_to_uniform_float,
+)
+from tritium.frontend.standard import (  # noqa: F401
+    bitonic_merge,
+    cdiv,
+    flip,
+    interleave,
+    sigmoid,
+    softmax,
+    sort,
+    swizzle2d,
+    topk,
+)
 
 bool = int1  # noqa: A001
 

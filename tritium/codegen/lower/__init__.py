@@ -11,6 +11,8 @@ from tritium.codegen.lower import (  # noqa: F401  (registration by import)
     convert_layout,
     dot,
     elementwise,
+    gather,
+    histogram,
     libdevice,
     local_memory,
     math_ops,

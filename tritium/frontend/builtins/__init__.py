@@ -10,15 +10,16 @@ core, ir, and one another downwards (scan -> reduction -> combine -> elementwise
 combine.py's combine functions, being `@jit` functions, also need the `jit` decorator:
 
     base.py            `@builtin`, `is_builtin`, argument checks, `constexpr_function`
-    creation.py        program_id, num_programs, arange, full, zeros, zeros_like, full_like
+    creation.py        program_id, num_programs, arange, full, zeros, zeros_like, full_like, cat
     memory.py          load, store                 block_ptr.py   make_block_ptr, advance
     elementwise.py     where, maximum, minimum, clamp, exp, log, sqrt, ..., fdiv, fma, umulhi
-    shape.py           cast, to, broadcast_to, expand_dims, reshape, view, ravel, permute, trans
+    shape.py           cast, to, broadcast_to, expand_dims, reshape, view, ravel, permute, trans,
+                       join, split
     linear_algebra.py  dot                         hints.py       multiple_of, max_contiguous, ...
     debug.py           static_assert, static_print, device_assert, device_print
     atomic.py          atomic_add, ..., atomic_cas
     reduction.py       reduce, sum, max, min, argmax, argmin, xor_sum
-    scan.py            associative_scan, cumsum, cumprod
+    scan.py            associative_scan, cumsum, cumprod, histogram, gather
     combine.py         the combine region of reductions and scans, the standard combine functions
 """
 
@@ -36,6 +37,7 @@ from tritium.frontend.builtins.base import builtin, constexpr_function, is_built
 from tritium.frontend.builtins.block_ptr import advance, make_block_ptr
 from tritium.frontend.builtins.creation import (
     arange,
+    cat,
     full,
     full_like,
     num_programs,
@@ -77,15 +79,17 @@ from tritium.frontend.builtins.hints import max_constancy, max_contiguous, multi
 from tritium.frontend.builtins.linear_algebra import dot
 from tritium.frontend.builtins.memory import load, store
 from tritium.frontend.builtins.reduction import argmax, argmin, max, min, reduce, sum, xor_sum
-from tritium.frontend.builtins.scan import associative_scan, cumprod, cumsum
+from tritium.frontend.builtins.scan import associative_scan, cumprod, cumsum, gather, histogram
 from tritium.frontend.builtins.shape import (
     broadcast,
     broadcast_to,
     cast,
     expand_dims,
+    join,
     permute,
     ravel,
     reshape,
+    split,
     to,
     trans,
     view,
@@ -110,6 +114,7 @@ __all__ = [
     "broadcast_to",
     "builtin",
     "cast",
+    "cat",
     "ceil",
     "clamp",
     "constexpr_function",
@@ -129,7 +134,10 @@ __all__ = [
     "fma",
     "full",
     "full_like",
+    "gather",
+    "histogram",
     "is_builtin",
+    "join",
     "load",
     "log",
     "log2",
@@ -149,6 +157,7 @@ __all__ = [
     "reshape",
     "rsqrt",
     "sin",
+    "split",
     "sqrt",
     "sqrt_rn",
     "static_assert",
