@@ -22,11 +22,9 @@ unset, one per CPU this process may run on.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import warnings
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 from tritium import compiler, config
 
@@ -64,6 +62,8 @@ def _compile_quietly(i: int):
 
 
 def _forks() -> bool:
+    import multiprocessing
+
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -79,6 +79,9 @@ def compile_all(source, requests: Sequence[tuple], workers: int | None = None) -
             return [_compile(i) for i in range(len(requests))]
         finally:
             _TASKS = []
+    import multiprocessing  # (here: `@tritium.autotune` at import time needs neither)
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
     _TASKS = [(source, spec, options) for spec, options in requests]
     forks = _forks()
     try:
