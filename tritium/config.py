@@ -11,6 +11,7 @@
 | `TRITIUM_PTXAS`, `TRITIUM_NVDISASM`, `TRITIUM_CUOBJDUMP` | found on `PATH` or in `/usr/local/cuda/bin` | the NVIDIA tool binary to run |
 | `TRITIUM_COMPILE_WORKERS` | one per CPU | how many processes compile an autotuning sweep's configs at once (`1`: one after another) |
 | `TRITIUM_PRINT_AUTOTUNING`, `TRITON_PRINT_AUTOTUNING` | `0` | `1`: print each autotuning's key, time and chosen config, as upstream's `TRITON_PRINT_AUTOTUNING` |
+| `TRITON_INTERPRET` | unset | upstream's switch: when tritium serves `import triton` (`tritium.install_as_triton()`, `python -m tritium run`) and it is on at install, TRITIUM_INTERPRET is set to `1` |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
 called, so a variable set at run time (`os.environ["TRITIUM_DEBUG"] = "1"`,
@@ -38,6 +39,7 @@ from pathlib import Path
 __all__ = [
     "INTERPRET",
     "VARIABLES",
+    "adopt_triton_interpret",
     "cache_dir",
     "compile_workers",
     "debug",
@@ -63,6 +65,7 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_COMPILE_WORKERS": "processes compiling an autotuning sweep at once (1: serially)",
     "TRITIUM_PRINT_AUTOTUNING": "print each autotuning's key, time and chosen config",
     "TRITON_PRINT_AUTOTUNING": "upstream's name for TRITIUM_PRINT_AUTOTUNING (either works)",
+    "TRITON_INTERPRET": "upstream's interpreter switch, honoured when tritium serves `import triton`",
 }
 
 
@@ -94,6 +97,14 @@ def cache_dir() -> Path:
     if xdg:
         return Path(xdg).expanduser() / "tritium"
     return Path.home() / ".cache" / "tritium"
+
+
+def adopt_triton_interpret() -> None:
+    """For `tritium.install_as_triton()`: a program written for upstream asks for the
+    interpreter with TRITON_INTERPRET=1; when that is on and TRITIUM_INTERPRET is unset,
+    set TRITIUM_INTERPRET=1 (once: later changes of TRITON_INTERPRET are not followed)."""
+    if _flag(_get("TRITON_INTERPRET")) and _get("TRITIUM_INTERPRET") is None:
+        os.environ["TRITIUM_INTERPRET"] = "1"
 
 
 def dump_dir() -> str | None:

@@ -155,3 +155,21 @@ def test_sort_reshapes_to_a_hypercube_and_swaps_with_xor_sums():
     assert op_names(m).count("tt.reduce") == 6  # 3 + 2 + 1 compare-and-swaps
     with pytest.raises(CompilationError, match="dim 2 is out of range"):
         ttir(sort_kernel, "*fp32,*fp32", {"N": 8, "DIM": 2})
+
+
+@tritium.jit
+def _member_kernel(x_ptr, sorted_ptr, flipped_ptr, sig_ptr, B: tl.constexpr):
+    v = tl.load(x_ptr + tl.arange(0, B))
+    tl.store(sorted_ptr + tl.arange(0, B), v.sort(descending=1))
+    tl.store(flipped_ptr + tl.arange(0, B), v.flip(0))
+    tl.store(sig_ptr + tl.arange(0, B), v.sigmoid())
+
+
+def test_library_functions_are_tensor_members_as_upstream(monkeypatch):
+    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+    x = np.random.default_rng(5).standard_normal(32).astype(np.float32)
+    s, f, g = (np.full_like(x, np.nan) for _ in range(3))
+    _member_kernel[(1,)](x, s, f, g, B=32)
+    np.testing.assert_array_equal(s, np.sort(x)[::-1])
+    np.testing.assert_array_equal(f, x[::-1])
+    np.testing.assert_allclose(g, 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-5)

@@ -528,6 +528,7 @@ from tritium.ir.tt_block_ptr import AdvanceOp, MakeTensorPtrOp  # noqa: E402
 from tritium.ir.tt_compute import (  # noqa: E402
     AssertOp,
     DotOp,
+    ElementwiseInlineAsmOp,
     ExternElementwiseOp,
     MulhiUIOp,
     PreciseDivFOp,
@@ -580,6 +581,7 @@ TT = Dialect(
         PreciseSqrtOp,
         MulhiUIOp,
         ExternElementwiseOp,
+        ElementwiseInlineAsmOp,
         AssertOp,
         PrintOp,
     ],

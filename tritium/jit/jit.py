@@ -34,7 +34,19 @@ from tritium.options import LAUNCH_OPTIONS, Options
 _MISSING = object()
 
 
-class JITFunction(KernelSource):
+class KernelInterface:
+    """Upstream's base of launchable kernels (`triton.runtime.jit.KernelInterface`):
+    `kernel[grid](*args, **kwargs)` is `kernel.run(*args, grid=grid, **kwargs)`. A subclass
+    defines `run`; JITFunction launches through its generated fast path instead."""
+
+    def run(self, *args, grid, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define run(*args, grid, **kwargs)")
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+
+class JITFunction(KernelSource, KernelInterface):
     """A Triton-language function: a kernel when launched, a helper when called from one."""
 
     def __init__(self, fn, *, do_not_specialize=(), debug=None, interpret=None, noinline=False):
@@ -155,7 +167,27 @@ class JITFunction(KernelSource):
 
     def runner_for(self, kernel):
         """The runner of a CompiledKernel of this function (taking all parameter values)."""
-        return kernel.make_runner([self.param_index[n] for n in kernel.runtime_params])
+        paths = [self._path(n) for n in kernel.runtime_params]
+        if all(len(p) == 1 for p in paths):
+            return kernel.make_runner([p[0] for p in paths])
+        # a tuple argument: its runtime leaves (`t.0`, `t.1.0`) picked out of the values
+        inner = kernel.make_runner(list(range(len(paths))))
+
+        def run_leaves(grid, vals, stream):
+            leaves = []
+            for first, *rest in paths:
+                v = vals[first]
+                for i in rest:
+                    v = v[i]
+                leaves.append(v)
+            return inner(grid, leaves, stream)
+
+        return run_leaves
+
+    def _path(self, name: str) -> tuple[int, ...]:
+        """Where runtime parameter `name` is: (parameter index, tuple indices...)."""
+        head, *rest = name.split(".")
+        return (self.param_index[head], *map(int, rest))
 
     def pending_compile(self, args, kwargs):
         """For a launch with these arguments that would compile (a GPU launch whose

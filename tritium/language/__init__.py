@@ -1,5 +1,7 @@
 """`import tritium.language as tl`: the Triton language, with upstream's names."""
 
+import builtins as _builtins
+
 from tritium.frontend.builtins import (  # noqa: F401
     abs,
     advance,
@@ -7,6 +9,7 @@ from tritium.frontend.builtins import (  # noqa: F401
     argmax,
     argmin,
     associative_scan,
+    assume,
     atomic_add,
     atomic_and,
     atomic_cas,
@@ -25,6 +28,7 @@ from tritium.frontend.builtins import (  # noqa: F401
     cos,
     cumprod,
     cumsum,
+    debug_barrier,
     device_assert,
     device_print,
     div_rn,
@@ -40,11 +44,14 @@ from tritium.frontend.builtins import (  # noqa: F401
     full_like,
     gather,
     histogram,
+    inline_asm_elementwise,
     join,
     load,
+    load_tensor_descriptor,
     log,
     log2,
     make_block_ptr,
+    make_tensor_descriptor,
     max,
     max_constancy,
     max_contiguous,
@@ -66,8 +73,10 @@ from tritium.frontend.builtins import (  # noqa: F401
     static_assert,
     static_print,
     store,
+    store_tensor_descriptor,
     sum,
     tanh,
+    tensor_descriptor,
     trans,
     umulhi,
     view,
@@ -130,6 +139,9 @@ from tritium.frontend.standard import (  # noqa: F401
 )
 
 bool = int1  # noqa: A001
+# upstream's `tl.tuple`: a kernel's tuples are Python tuples (`tl.tuple([a, b])`,
+# `isinstance(t, tl.tuple)`)
+tuple = _builtins.tuple  # noqa: A001
 
 
 class PropagateNan:

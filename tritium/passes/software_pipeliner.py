@@ -45,6 +45,8 @@ iterations 0 .. num_stages - 2 and into the loop for iteration k + num_stages - 
 its own copies of the loop-carried values it needs. Everything else stays in place
 (stage `num_stages - 1`); loop-carried values only stage 0 needs are dropped. Copies of
 iterations past the end are masked off (predication, no epilogue loop), as upstream.
+A loop's own `tt.num_stages` (`tl.range(..., num_stages=)`) replaces the kernel's
+`num_stages` for that loop, as upstream (below 2: not pipelined).
 
 Where this differs from upstream 3.6: upstream allocates `num_stages - 1` buffers and
 issues the copies after the dot, into the buffer the dot just read, so its membar adds a
@@ -63,7 +65,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -489,23 +491,33 @@ def _read_stage(emit: _Emitter, p: PipelinedLoad, buf, index, token) -> None:
 # --------------------------------------------------------------------------- the pass
 
 
+def loop_stages(loop: scf.ForOp, num_stages: int) -> int:
+    """The stages asked for `loop`: its own `tt.num_stages` (`tl.range(..., num_stages=)`),
+    as upstream, else the kernel's `num_stages`."""
+    attr = loop.attributes.get("tt.num_stages")
+    return attr.value.data if isinstance(attr, IntegerAttr) else num_stages
+
+
 def software_pipeline(module: ModuleOp, num_stages: int = 3) -> int:
     """Pipeline every eligible loop of `module` in place; returns how many were."""
-    if num_stages < 2 or compute_capability(module) < 80:
+    loops = [op for op in module.walk() if isinstance(op, scf.ForOp)]
+    if all(loop_stages(loop, num_stages) < 2 for loop in loops):
+        return 0
+    if compute_capability(module) < 80:
         return 0
     from tritium.analysis.axis_info import AxisInfoAnalysis
 
     axis = AxisInfoAnalysis(module)
     capability = compute_capability(module)
     plans = []
-    for op in module.walk():
-        if isinstance(op, scf.ForOp):
+    for op in loops:
+        if loop_stages(op, num_stages) >= 2:
             plan = plan_loop(op, axis)
             if plan is not None:
                 plans.append(plan)
     done = 0
     for plan in plans:
-        stages = choose_stages(plan, num_stages, capability)
+        stages = choose_stages(plan, loop_stages(plan.loop, num_stages), capability)
         if stages:
             pipeline_loop(plan, stages)
             done += 1

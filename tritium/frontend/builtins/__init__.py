@@ -15,7 +15,10 @@ combine.py's combine functions, being `@jit` functions, also need the `jit` deco
     elementwise.py     where, maximum, minimum, clamp, exp, log, sqrt, ..., fdiv, fma, umulhi
     shape.py           cast, to, broadcast_to, expand_dims, reshape, view, ravel, permute, trans,
                        join, split
-    linear_algebra.py  dot                         hints.py       multiple_of, max_contiguous, ...
+    linear_algebra.py  dot                         hints.py       multiple_of, max_contiguous, ...,
+                                                                  assume, debug_barrier
+    inline_asm.py      inline_asm_elementwise
+    tensor_descriptor.py  make_tensor_descriptor, tensor_descriptor (.load / .store), ...
     debug.py           static_assert, static_print, device_assert, device_print
     atomic.py          atomic_add, ..., atomic_cas
     reduction.py       reduce, sum, max, min, argmax, argmin, xor_sum
@@ -75,7 +78,14 @@ from tritium.frontend.builtins.elementwise import (
     umulhi,
     where,
 )
-from tritium.frontend.builtins.hints import max_constancy, max_contiguous, multiple_of
+from tritium.frontend.builtins.hints import (
+    assume,
+    debug_barrier,
+    max_constancy,
+    max_contiguous,
+    multiple_of,
+)
+from tritium.frontend.builtins.inline_asm import inline_asm_elementwise
 from tritium.frontend.builtins.linear_algebra import dot
 from tritium.frontend.builtins.memory import load, store
 from tritium.frontend.builtins.reduction import argmax, argmin, max, min, reduce, sum, xor_sum
@@ -94,6 +104,12 @@ from tritium.frontend.builtins.shape import (
     trans,
     view,
 )
+from tritium.frontend.builtins.tensor_descriptor import (
+    load_tensor_descriptor,
+    make_tensor_descriptor,
+    store_tensor_descriptor,
+    tensor_descriptor,
+)
 
 __all__ = [
     "abs",
@@ -102,6 +118,7 @@ __all__ = [
     "argmax",
     "argmin",
     "associative_scan",
+    "assume",
     "atomic_add",
     "atomic_and",
     "atomic_cas",
@@ -121,6 +138,7 @@ __all__ = [
     "cos",
     "cumprod",
     "cumsum",
+    "debug_barrier",
     "device_assert",
     "device_print",
     "div_rn",
@@ -134,14 +152,17 @@ __all__ = [
     "fma",
     "full",
     "full_like",
+    "inline_asm_elementwise",
     "gather",
     "histogram",
     "is_builtin",
     "join",
     "load",
+    "load_tensor_descriptor",
     "log",
     "log2",
     "make_block_ptr",
+    "make_tensor_descriptor",
     "max",
     "max_constancy",
     "max_contiguous",
@@ -163,8 +184,10 @@ __all__ = [
     "static_assert",
     "static_print",
     "store",
+    "store_tensor_descriptor",
     "sum",
     "tanh",
+    "tensor_descriptor",
     "to",
     "trans",
     "umulhi",
