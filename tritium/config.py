@@ -11,6 +11,7 @@
 | `TRITIUM_PTXAS`, `TRITIUM_NVDISASM`, `TRITIUM_CUOBJDUMP` | found on `PATH` or in `/usr/local/cuda/bin` | the NVIDIA tool binary to run |
 | `TRITIUM_COMPILE_WORKERS` | one per CPU | how many processes compile an autotuning sweep's configs at once (`1`: one after another) |
 | `TRITIUM_PRINT_AUTOTUNING`, `TRITON_PRINT_AUTOTUNING` | `0` | `1`: print each autotuning's key, time and chosen config, as upstream's `TRITON_PRINT_AUTOTUNING` |
+| `TRITIUM_BENCH_POINTS` | unset | `tritium.testing.perf_report` measures only this many x values of each benchmark, spread evenly (to shorten long benchmarks) |
 | `TRITON_INTERPRET` | unset | upstream's switch: when tritium serves `import triton` (`tritium.install_as_triton()`, `python -m tritium run`) and it is on at install, TRITIUM_INTERPRET is set to `1` |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
@@ -40,6 +41,7 @@ __all__ = [
     "INTERPRET",
     "VARIABLES",
     "adopt_triton_interpret",
+    "bench_points",
     "cache_dir",
     "compile_workers",
     "debug",
@@ -65,6 +67,7 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_COMPILE_WORKERS": "processes compiling an autotuning sweep at once (1: serially)",
     "TRITIUM_PRINT_AUTOTUNING": "print each autotuning's key, time and chosen config",
     "TRITON_PRINT_AUTOTUNING": "upstream's name for TRITIUM_PRINT_AUTOTUNING (either works)",
+    "TRITIUM_BENCH_POINTS": "perf_report measures only this many x values of each benchmark",
     "TRITON_INTERPRET": "upstream's interpreter switch, honoured when tritium serves `import triton`",
 }
 
@@ -97,6 +100,12 @@ def cache_dir() -> Path:
     if xdg:
         return Path(xdg).expanduser() / "tritium"
     return Path.home() / ".cache" / "tritium"
+
+
+def bench_points() -> int | None:
+    """TRITIUM_BENCH_POINTS, or None (every x value)."""
+    v = _get("TRITIUM_BENCH_POINTS")
+    return int(v) if v else None
 
 
 def adopt_triton_interpret() -> None:

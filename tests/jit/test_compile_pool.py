@@ -61,6 +61,8 @@ class _HostView:
 
 
 class _FakeRunner:
+    interpreted = False
+
     def __init__(self, kernel):
         self.kernel = kernel
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 import inspect
 import statistics
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -58,7 +59,7 @@ from tritium import config
 from tritium.errors import ArgumentError, CompilationError, LaunchError
 from tritium.jit import compile_pool
 from tritium.jit.jit import JITFunction, KernelInterface
-from tritium.runtime import array_kinds
+from tritium.runtime import array_kinds, timing
 
 
 class Config:
@@ -112,93 +113,26 @@ class Config:
 
 
 def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, stream=None) -> float:
-    """Median milliseconds of `fn()` (which launches GPU work on `stream`), by CUDA events."""
-    events = _Events(stream)
+    """Median milliseconds of `fn()` (which launches GPU work on `stream`), by CUDA events
+    recorded on that stream (tritium.runtime.timing)."""
+    clock = timing.clock(stream, prefer_torch=False)
     fn()
-    events.synchronize()
-    start, end = events.new(), events.new()
+    clock.synchronize()
+    start, end = clock.event(), clock.event()
     start.record()
     for _ in range(5):
         fn()
     end.record()
-    end.synchronize()
-    estimate = max(start.elapsed(end) / 5, 1e-4)
+    estimate = max(start.elapsed_time(end) / 5, 1e-4)
     for _ in range(max(1, int(warmup / estimate))):
         fn()
     n = max(1, min(1000, int(rep / estimate)))
-    marks = [(events.new(), events.new()) for _ in range(n)]
+    marks = [(clock.event(), clock.event()) for _ in range(n)]
     for s, e in marks:
         s.record()
         fn()
         e.record()
-    marks[-1][1].synchronize()
-    return statistics.median(s.elapsed(e) for s, e in marks)
-
-
-class _Events:
-    """CUDA events on one stream: the driver's, or torch's without cuda-python."""
-
-    def __init__(self, stream):
-        try:
-            from tritium.runtime import driver
-
-            driver.init()
-            self.cu, self.driver, self.stream = driver.cuda(), driver, driver.stream(stream)
-            self.torch = None
-        except ImportError:  # pragma: no cover - cuda-python is a dependency
-            import torch
-
-            self.cu = None
-            self.torch = torch
-
-    def new(self):
-        if self.torch is not None:  # pragma: no cover
-            return _TorchEvent(self.torch)
-        return _DriverEvent(self)
-
-    def synchronize(self) -> None:
-        if self.torch is not None:  # pragma: no cover
-            self.torch.cuda.synchronize()
-        else:
-            self.driver.synchronize(self.stream)
-
-
-class _DriverEvent:
-    def __init__(self, ev: _Events):
-        self.cu, self.driver, self.stream = ev.cu, ev.driver, ev.stream
-        err, self.handle = self.cu.cuEventCreate(self.cu.CUevent_flags.CU_EVENT_DEFAULT)
-        self.driver.check(err, "cuEventCreate")
-
-    def record(self) -> None:
-        self.driver.check(self.cu.cuEventRecord(self.handle, self.stream)[0], "cuEventRecord")
-
-    def synchronize(self) -> None:
-        self.driver.check(self.cu.cuEventSynchronize(self.handle)[0], "cuEventSynchronize")
-
-    def elapsed(self, end: _DriverEvent) -> float:
-        err, ms = self.cu.cuEventElapsedTime(self.handle, end.handle)
-        self.driver.check(err, "cuEventElapsedTime")
-        return float(ms)
-
-    def __del__(self):
-        try:
-            self.cu.cuEventDestroy(self.handle)
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
-
-
-class _TorchEvent:  # pragma: no cover - only without cuda-python
-    def __init__(self, torch):
-        self.e = torch.cuda.Event(enable_timing=True)
-
-    def record(self) -> None:
-        self.e.record()
-
-    def synchronize(self) -> None:
-        self.e.synchronize()
-
-    def elapsed(self, end: _TorchEvent) -> float:
-        return self.e.elapsed_time(end.e)
+    return statistics.median(s.elapsed_time(e) for s, e in marks)
 
 
 # --------------------------------------------------------------------------- staging
@@ -333,7 +267,7 @@ class Autotuner(KernelInterface):
         for c in self.configs:
             if not isinstance(c, Config):
                 raise ArgumentError(f"autotune configs must be tritium.Config, got {c!r}")
-        self.keys = self._names(key, "key")
+        self.keys = self._key_names(key)
         self.reset_to_zero = self._names(reset_to_zero or (), "reset_to_zero")
         self.restore_value = self._names(restore_value or (), "restore_value")
         self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
@@ -354,6 +288,18 @@ class Autotuner(KernelInterface):
         self.bench_time: float | None = None  # seconds the last sweep took, compiles included
         self.compile_time: float | None = None  # of which compiling the configs together
         self._errors: dict[Config, Exception] = {}
+
+    def _key_names(self, names: Sequence[str]) -> list[str]:
+        """The key's parameter names; a name the kernel lacks is left out with a warning
+        (upstream ignores it silently: its 08-grouped-gemm tutorial names one)."""
+        names = [names] if isinstance(names, str) else list(names)
+        for n in names:
+            if n not in self.fn.param_index:
+                warnings.warn(
+                    f"autotune key: {self.fn.__name__} has no parameter named {n!r}; ignored",
+                    stacklevel=4,
+                )
+        return [n for n in names if n in self.fn.param_index]
 
     def _names(self, names: Sequence[str], what: str) -> list[str]:
         names = [names] if isinstance(names, str) else list(names)

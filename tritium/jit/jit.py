@@ -124,6 +124,31 @@ class JITFunction(KernelSource, KernelInterface):
 
     def run(self, *args, grid, **kwargs):
         vals, opts = self.bind(args, kwargs)
+        runner = self._runner(vals, opts)
+        if type(grid) is not tuple or len(grid) != 3:
+            grid = self._grid3(grid, vals, opts)
+        stream = opts.get("stream") if opts else None
+        if stream is None and not runner.interpreted:
+            from tritium.runtime.driver import torch_stream
+
+            stream = torch_stream()  # (None without torch: the legacy default stream)
+        runner(grid, vals, stream)
+        return runner
+
+    def warmup(self, *args, grid, **kwargs):
+        """Compile for these arguments without launching; the `CompiledKernel` (upstream's
+        `JITFunction.warmup`): `n_regs`, `n_spills`, `metadata.shared`, `metadata.num_warps`,
+        and `kernel[grid](*every_parameter)` to launch it. Interpreted, the kernel reports
+        what its GPU build needs (registers from ptxas, shared memory), so that host code
+        sizing its grid by occupancy runs the same."""
+        vals, opts = self.bind(args, kwargs)
+        kernel = self._runner(vals, opts).kernel
+        if kernel.interpret and kernel.metadata.registers is None:
+            kernel.metadata = self._make_runner(vals, opts, False).kernel.metadata
+        return kernel
+
+    def _runner(self, vals, opts):
+        """The runner of these arguments' specialisation, compiled on a miss."""
         interpret = self._interpreting()
         key = launch_key(self.kinds, vals, opts, self.interpret is None)
         try:
@@ -132,13 +157,7 @@ class JITFunction(KernelSource, KernelInterface):
             key = hashable_key(key)
             runner = self.runners.get(key)
         if runner is None:
-            spec, options = self.compile_request(vals, opts, interpret)
-            kernel = compiler.compile_jit(self, spec, options, interpret=interpret)
-            runner = self.runner_for(kernel)
-            self.runners[key] = runner
-        if type(grid) is not tuple or len(grid) != 3:
-            grid = self._grid3(grid, vals, opts)
-        runner(grid, vals, opts.get("stream") if opts else None)
+            runner = self.runners[key] = self._make_runner(vals, opts, interpret)
         return runner
 
     def _grid3(self, grid, vals, opts) -> tuple:
@@ -153,6 +172,10 @@ class JITFunction(KernelSource, KernelInterface):
 
     def _interpreting(self) -> bool:
         return config.interpret() if self.interpret is None else bool(self.interpret)
+
+    def _make_runner(self, vals, opts, interpret: bool):
+        spec, options = self.compile_request(vals, opts, interpret)
+        return self.runner_for(compiler.compile_jit(self, spec, options, interpret=interpret))
 
     def compile_request(self, vals, opts, interpret: bool):
         """(KernelSpec, Options): what a launch with these bound values compiles."""
@@ -169,20 +192,24 @@ class JITFunction(KernelSource, KernelInterface):
         """The runner of a CompiledKernel of this function (taking all parameter values)."""
         paths = [self._path(n) for n in kernel.runtime_params]
         if all(len(p) == 1 for p in paths):
-            return kernel.make_runner([p[0] for p in paths])
-        # a tuple argument: its runtime leaves (`t.0`, `t.1.0`) picked out of the values
-        inner = kernel.make_runner(list(range(len(paths))))
+            runner = kernel.make_runner([p[0] for p in paths])
+        else:
+            # a tuple argument: its runtime leaves (`t.0`, `t.1.0`) picked out of the values
+            inner = kernel.make_runner(list(range(len(paths))))
 
-        def run_leaves(grid, vals, stream):
-            leaves = []
-            for first, *rest in paths:
-                v = vals[first]
-                for i in rest:
-                    v = v[i]
-                leaves.append(v)
-            return inner(grid, leaves, stream)
+            def run_leaves(grid, vals, stream):
+                leaves = []
+                for first, *rest in paths:
+                    v = vals[first]
+                    for i in rest:
+                        v = v[i]
+                    leaves.append(v)
+                return inner(grid, leaves, stream)
 
-        return run_leaves
+            run_leaves.interpreted = inner.interpreted  # type: ignore[attr-defined]
+            runner = run_leaves
+        runner.kernel = kernel  # (warmup's result)
+        return runner
 
     def _path(self, name: str) -> tuple[int, ...]:
         """Where runtime parameter `name` is: (parameter index, tuple indices...)."""
