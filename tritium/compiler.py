@@ -213,6 +213,24 @@ def _timed(timings: dict | None, name: str):
     return _T()
 
 
+def verify_mode():
+    """How the pass pipelines verify the IR: after every pass with TRITIUM_DEBUG (a failure
+    names the pass that broke it), else once after the last pass (pipeline.py)."""
+    return True if config.debug() else "end"
+
+
+def load_stages() -> None:
+    """Import every stage a compile runs (they load on first use: `import tritium` and
+    launching saved kernels need none of them)."""
+    import tritium.analysis.pointer_writes  # noqa: F401
+    import tritium.codegen  # noqa: F401
+    import tritium.codegen.ptx  # noqa: F401
+    import tritium.codegen.tools  # noqa: F401
+    import tritium.frontend.ttir  # noqa: F401
+    import tritium.passes.pipeline  # noqa: F401
+    import tritium.runtime.cache  # noqa: F401
+
+
 def make_ttir(source: KernelSource, spec, options: Options, dumper: Dumper, timings: dict | None):
     from tritium.frontend.ttir import ast_to_ttir
     from tritium.passes.pipeline import run_ttir_passes
@@ -221,7 +239,7 @@ def make_ttir(source: KernelSource, spec, options: Options, dumper: Dumper, timi
     with _timed(timings, "frontend"):
         module, deps = ast_to_ttir(source, spec, debug=options.debug)
     dumper.module("ttir-frontend", module)
-    run_ttir_passes(module, options, dump=dumper.module, timings=timings)
+    run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
     return module, deps
 
 
@@ -237,7 +255,7 @@ def lower(
     from tritium.passes.pipeline import run_ttgir_passes
 
     asm: dict = {}
-    run_ttgir_passes(module, options, dump=dumper.module, timings=timings)
+    run_ttgir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
     asm["ttgir"] = print_ir(module, locations=True)
     if stop == "ttgir":
         return asm, None
@@ -406,7 +424,7 @@ def compile_kernel(
         module, _ = make_ttir(source, spec, options, dumper, timings)
     else:
         module, name, runtime = _load_ttir_file(pathlib.Path(source), dumper)
-        run_ttir_passes(module, options, dump=dumper.module, timings=timings)
+        run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
     asm = {"ttir": print_ir(module, locations=True)}
     writes = written_params(module)  # on the TTIR, before the GPU passes
     if interpret:

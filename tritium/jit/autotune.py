@@ -15,10 +15,15 @@ launch the fastest, as upstream's `triton.autotune`.
     matmul_kernel[grid](a, b, c, M, N, K)     # the config's constexprs and options are added
 
 The first launch for each value of the `key` arguments (and the dtypes of the array
-arguments) runs every config (compiling it), times it, and caches the fastest; later
-launches with that key use it at once (`kernel.cache`, `kernel.best_config`,
-`kernel.configs_timings`). A config whose compilation or launch fails (too much shared
-memory, say) is timed as infinitely slow.
+arguments) compiles every config, times each, and caches the fastest; later launches with
+that key use it at once (`kernel.cache`, `kernel.best_config`, `kernel.configs_timings`).
+The configs compile concurrently, each in a process of its own (`compile_pool.py`;
+`TRITIUM_COMPILE_WORKERS` caps them), through the compiled-kernel cache; they are then
+timed one at a time on the GPU, as a serial sweep times them, so the choice is the same.
+A config whose compilation or launch fails (too much shared memory, say) is timed as
+infinitely slow. `TRITIUM_PRINT_AUTOTUNING=1` (or upstream's `TRITON_PRINT_AUTOTUNING`)
+prints each sweep's key, time and choice; `kernel.bench_time` and `kernel.compile_time`
+keep the last sweep's seconds.
 
 Timing is CUDA events on the launch stream (`cuEventRecord` through tritium's driver;
 torch's events when cuda-python is missing): a warm-up run, then as many runs as fit in
@@ -43,6 +48,7 @@ from __future__ import annotations
 
 import inspect
 import statistics
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -51,6 +57,7 @@ import numpy as np
 
 from tritium import config
 from tritium.errors import ArgumentError, CompilationError, LaunchError
+from tritium.jit import compile_pool
 from tritium.jit.jit import JITFunction, KernelInterface
 from tritium.runtime import array_kinds, timing
 
@@ -278,6 +285,8 @@ class Autotuner(KernelInterface):
         self.cache: dict[tuple, Config] = {}
         self.best_config: Config | None = None
         self.configs_timings: dict[Config, float] | None = None
+        self.bench_time: float | None = None  # seconds the last sweep took, compiles included
+        self.compile_time: float | None = None  # of which compiling the configs together
         self._errors: dict[Config, Exception] = {}
 
     def _key_names(self, names: Sequence[str]) -> list[str]:
@@ -332,6 +341,7 @@ class Autotuner(KernelInterface):
                 finally:
                     self.nargs = None
                 self.cache[key] = config
+                self._report(key, config)
                 full = {**named, **config.all_kwargs()}
                 for name in self.reset_to_zero:
                     _zero(full[name])
@@ -382,6 +392,8 @@ class Autotuner(KernelInterface):
         return configs
 
     def _tune(self, args, kwargs, named, grid) -> Config:
+        start = time.perf_counter()
+        self.bench_time = self.compile_time = None
         configs = self.prune_configs(kwargs)
         if len(configs) == 1:
             self.configs_timings = None
@@ -390,16 +402,49 @@ class Autotuner(KernelInterface):
         skw = {k: _stage(v) for k, v in kwargs.items()}
         snamed = self._named(staged, skw)
         try:
+            self._compile_configs(configs, staged, skw)
+            self.compile_time = time.perf_counter() - start
             timings = {c: self._bench(c, staged, skw, snamed, grid) for c in configs}
         finally:
             for v in (*staged, *skw.values()):
                 if isinstance(v, _DeviceView):
                     v.free()
+        self.bench_time = time.perf_counter() - start
         self.configs_timings = timings
         best = min(configs, key=timings.__getitem__)
         if timings[best] == float("inf"):
             raise self._errors[best]
         return best
+
+    def _compile_configs(self, configs: list[Config], args, kwargs) -> None:
+        """Compile the configs' kernels together (compile_pool.py) and hand them to the
+        JITFunction, so the timed launches find them ready. Whatever does not compile
+        here (an error, a kernel already compiled) is left to the launch, as before."""
+        keys, requests = [], []
+        for c in configs:
+            try:
+                pending = self.fn.pending_compile(args, {**kwargs, **c.all_kwargs()})
+            except Exception:  # noqa: BLE001 - the timed launch reports it
+                continue
+            if pending is not None and pending[0] not in keys:
+                keys.append(pending[0])
+                requests.append(pending[1:])
+        if compile_pool.workers_for(len(requests)) < 2:
+            return  # nothing to overlap: the timed launches compile, one after another
+        for key, kernel in zip(keys, compile_pool.compile_all(self.fn, requests)):
+            if kernel is not None:
+                self.fn.runners[key] = self.fn.runner_for(kernel)
+
+    def _report(self, key: tuple, best: Config) -> None:
+        """upstream's TRITON_PRINT_AUTOTUNING lines, for a sweep that ran."""
+        if self.bench_time is None or not config.print_autotuning():
+            return
+        print(
+            f"tritium autotuning for function {self.__name__},\nwith key as {key},\n"
+            f"finished after {self.bench_time:.2f}s (compiling {self.compile_time:.2f}s),\n"
+            f"best config selected: {best};",
+            flush=True,
+        )
 
     def _bench(self, config: Config, args, kwargs, named, grid) -> float:
         full = {**named, **config.all_kwargs()}

@@ -149,9 +149,7 @@ class JITFunction(KernelSource, KernelInterface):
 
     def _runner(self, vals, opts):
         """The runner of these arguments' specialisation, compiled on a miss."""
-        interpret = self.interpret
-        if interpret is None:
-            interpret = config.interpret()
+        interpret = self._interpreting()
         key = launch_key(self.kinds, vals, opts, self.interpret is None)
         try:
             runner = self.runners.get(key)
@@ -172,7 +170,15 @@ class JITFunction(KernelSource, KernelInterface):
             raise ArgumentError(f"a grid has 1 to 3 dimensions, got {grid!r}")
         return grid + (1,) * (3 - len(grid))
 
-    def _make_runner(self, vals, opts, interpret):
+    def _interpreting(self) -> bool:
+        return config.interpret() if self.interpret is None else bool(self.interpret)
+
+    def _make_runner(self, vals, opts, interpret: bool):
+        spec, options = self.compile_request(vals, opts, interpret)
+        return self.runner_for(compiler.compile_jit(self, spec, options, interpret=interpret))
+
+    def compile_request(self, vals, opts, interpret: bool):
+        """(KernelSpec, Options): what a launch with these bound values compiles."""
         spec = build_spec(self, vals)
         arch = opts.get("arch")
         if arch is None and not interpret:
@@ -180,7 +186,10 @@ class JITFunction(KernelSource, KernelInterface):
 
             arch = compiler.target_arch(current_arch())
         options = Options.from_launch(opts, arch=arch or "sm_89", debug=bool(self.debug))
-        kernel = compiler.compile_jit(self, spec, options, interpret=interpret)
+        return spec, options
+
+    def runner_for(self, kernel):
+        """The runner of a CompiledKernel of this function (taking all parameter values)."""
         paths = [self._path(n) for n in kernel.runtime_params]
         if all(len(p) == 1 for p in paths):
             runner = kernel.make_runner([p[0] for p in paths])
@@ -206,6 +215,24 @@ class JITFunction(KernelSource, KernelInterface):
         """Where runtime parameter `name` is: (parameter index, tuple indices...)."""
         head, *rest = name.split(".")
         return (self.param_index[head], *map(int, rest))
+
+    def pending_compile(self, args, kwargs):
+        """For a launch with these arguments that would compile (a GPU launch whose
+        specialisation has no runner yet): (its key in `runners`, KernelSpec, Options);
+        else None. Errors are left for the launch itself to report."""
+        vals, opts = self.bind(args, kwargs)
+        interpret = self._interpreting()
+        if interpret:
+            return None
+        key = launch_key(self.kinds, vals, opts, self.interpret is None)
+        try:
+            if key in self.runners:
+                return None
+        except TypeError:  # a list-valued constexpr
+            key = hashable_key(key)
+            if key in self.runners:
+                return None
+        return (key, *self.compile_request(vals, opts, interpret))
 
 
 def jit(fn=None, *, do_not_specialize=(), debug=None, interpret=None, noinline=False, **_ignored):
