@@ -15,8 +15,13 @@ cache entry (docs/robustness.md, "Faults"):
   (no entry, no runner), and the next launch compiles and runs.
 * 4 processes compiling the same kernels into one cache at once: the same bytes
   everywhere, one valid entry per kernel, nothing left over.
-GPU faults (a launch that faults, an allocation that does not fit) are in
-tests/test_robustness_faults_gpu.py.
+On a GPU (`-m gpu`):
+* a launch that faults (an unmasked store far out of bounds): a LaunchError naming the
+  kernel and saying the context is lost; every later launch in that process fails saying
+  so; the recovery is a new process, whose launches (of the same cached kernel) work;
+* an allocation that does not fit: a LaunchError (CUDA_ERROR_OUT_OF_MEMORY, the size);
+  not sticky: later allocations and launches work.
+Threads, streams and the soak run are in tests/test_robustness_soak.py.
 """
 
 from __future__ import annotations
@@ -463,3 +468,75 @@ def test_four_processes_compiling_the_same_kernels_into_one_cache(cache_dir, tmp
         assert files is not None  # every entry whole
         digest = hashlib.sha256(files["asm.ptx"].encode() + files["asm.cubin"]).hexdigest()
         assert digest in results[0].values()
+
+
+# ------------------------------------------------------------------ on the GPU
+
+FAULT = """
+import sys
+import numpy as np
+import tritium
+import tritium.language as tl
+from tritium.errors import LaunchError
+from tritium.runtime import arrays, driver
+
+
+@tritium.jit
+def unmasked_store(y_ptr, FAR: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK).to(tl.int64)
+    tl.store(y_ptr + offs * FAR, offs.to(tl.float32))  # no mask: far past the buffer
+
+
+y = arrays.zeros(256, np.float32)
+unmasked_store[(1,)](y, FAR=int(sys.argv[1]), BLOCK=256)
+try:
+    driver.synchronize()
+    print("FIRST: no fault")
+except LaunchError as exc:
+    print("FIRST:", exc)
+for i in range(3):
+    try:
+        unmasked_store[(1,)](y, FAR=1, BLOCK=256)
+        driver.synchronize()
+        print("LATER: ran")
+    except LaunchError as exc:
+        print("LATER:", exc)
+"""
+
+
+def _run_script(script: str, *args: str, cache_dir=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if cache_dir is not None:
+        env["TRITIUM_CACHE_DIR"] = str(cache_dir)
+    return subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT, env=env)  # fmt: skip
+
+
+@pytest.mark.gpu
+def test_gpu_a_faulting_launch_loses_the_context_and_a_new_process_recovers(cache_dir):
+    proc = _run_script(FAULT, str(1 << 36), cache_dir=cache_dir)  # 64 GiB apart: unmapped
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    first = next(ln for ln in out.splitlines() if ln.startswith("FIRST:"))
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in first and "unmasked_store" in first, out
+    assert "context is lost" in first and "restart the process" in first
+    later = [ln for ln in out.splitlines() if ln.startswith("LATER:")]
+    assert len(later) == 3 and all("lost earlier" in ln for ln in later), out
+    # the recovery: a new process; the kernels it compiled in the cache load and run
+    again = _run_script(FAULT, "1", cache_dir=cache_dir)  # in bounds this time
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines() == ["FIRST: no fault"] + ["LATER: ran"] * 3, again.stdout
+
+
+@pytest.mark.gpu
+def test_gpu_an_allocation_that_does_not_fit_is_an_error_and_not_sticky():
+    from tritium.errors import LaunchError
+    from tritium.runtime import arrays
+
+    with pytest.raises(LaunchError, match="CUDA_ERROR_OUT_OF_MEMORY") as info:
+        arrays.empty(1 << 42, np.float32)  # 16 TiB
+    assert str(1 << 44) in str(info.value)  # the size asked for
+    x = arrays.to_device(X)
+    y = arrays.zeros(X.size, np.float32)
+    scale_kernel[(2,)](x, y, X.size, BLOCK=64)
+    np.testing.assert_array_equal(y.numpy(), X * 3)

@@ -36,6 +36,7 @@ __all__ = [
     "INTERPRET",
     "VARIABLES",
     "cache_dir",
+    "child_environment",
     "debug",
     "device",
     "dump_dir",
@@ -90,6 +91,14 @@ def cache_dir() -> Path:
 def dump_dir() -> str | None:
     """TRITIUM_DUMP_DIR, or None."""
     return _get("TRITIUM_DUMP_DIR") or None
+
+
+def child_environment(set_vars: dict[str, str] | None = None, drop: tuple = ()) -> dict[str, str]:
+    """This process's environment for a subprocess, with `set_vars` set and `drop` removed
+    (the differential driver's upstream worker: TRITON_INTERPRET, no PYTHONPATH)."""
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(set_vars or {})
+    return env
 
 
 def tool(name: str) -> str | None:

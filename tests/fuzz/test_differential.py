@@ -230,7 +230,7 @@ def test_a_mismatch_is_judged_shrunk_and_printed_as_a_runnable_script(tmp_path):
     data = fuzz.make_data(small)
     want = fuzz.launch(small, fuzz.build_kernel(small, True), data)
     assert out.stdout.strip() == f"out0 = {want[0].tolist()}"
-    assert f"python {script.name} triton" in f.script
+    assert f"TRITON_INTERPRET=1 python {script.name} triton" in f.script
 
 
 def test_a_known_difference_is_counted_under_its_name_not_shrunk_again():

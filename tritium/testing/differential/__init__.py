@@ -311,7 +311,7 @@ def _write_script(f: Finding, out_dir: Path, index: int, mode: str) -> None:
 _SCRIPT = '''"""A kernel on which tritium and upstream Triton disagree ({where}).
 
     python {name} tritium     # tritium's {mine}
-    python {name} triton      # upstream Triton's {theirs}
+    {env}python {name} triton      # upstream Triton's {theirs}
 
 Each run prints every output; compare the two. Found by tritium's differential driver
 (tritium/testing/differential). What the driver saw:
@@ -319,21 +319,19 @@ Each run prints every output; compare the two. Found by tritium's differential d
 {summary}
 """
 
-import os
 import sys
 
 import numpy as np
 
 GPU = {gpu}
 WHICH = sys.argv[1] if len(sys.argv) > 1 else "tritium"
-if not GPU:
-    os.environ["TRITON_INTERPRET"] = "1"
-    os.environ["TRITIUM_INTERPRET"] = "1"
 if WHICH == "triton":
     import torch
     import triton
     import triton.language as tl
 
+    if not GPU and not triton.knobs.runtime.interpret:
+        sys.exit("run upstream's interpreter: TRITON_INTERPRET=1 python {name} triton")
     jit = triton.jit
 
     def arg(a):
@@ -359,6 +357,9 @@ else:
 @jit
 {kernel}
 
+
+if WHICH == "tritium":
+    fuzz_kernel.interpret = not GPU
 {inputs}
 outs = [{outputs}]
 fuzz_kernel[({grid},)](*ins, *outs, {scalars}R={R}, C={C})
@@ -390,9 +391,10 @@ def repro_script(p: Program, mode: str, summary: str = "", name: str = "repro.py
     body = "\n".join(summary.splitlines()) if summary else "(not recorded)"
     return _SCRIPT.format(
         name=name,
+        env="" if gpu else "TRITON_INTERPRET=1 ",
         where="on the GPU" if gpu else "interpreters",
         mine="compiled kernel on the GPU" if gpu else "interpreter",
-        theirs="compiled kernel on the GPU" if gpu else "interpreter (TRITON_INTERPRET=1)",
+        theirs="compiled kernel on the GPU" if gpu else "interpreter",
         summary=body.replace('"""', "'''"),
         gpu=gpu,
         kernel="\n".join(src[start:]),

@@ -19,7 +19,6 @@ still waiting; so does a worker that dies.
 from __future__ import annotations
 
 import json
-import os
 import queue
 import shutil
 import subprocess
@@ -31,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from tritium import config
 
 WORKER = Path(__file__).with_name("worker.py")
 
@@ -77,10 +78,11 @@ class Upstream:
 
     # ------------------------------------------------------------------ the process
     def _start(self) -> None:
-        env = dict(os.environ)
-        env.pop("PYTHONPATH", None)  # the worker must not see this tritium checkout
-        if self.mode == "interpret":
-            env["TRITON_INTERPRET"] = "1"
+        interpret = self.mode == "interpret"  # the worker must not see this tritium checkout
+        env = config.child_environment(
+            {"TRITON_INTERPRET": "1"} if interpret else {},
+            drop=("PYTHONPATH",) if interpret else ("PYTHONPATH", "TRITON_INTERPRET"),
+        )
         cmd = [self.python, str(WORKER), "--mode", self.mode]
         if self.fix_float_args:
             cmd.append("--fix-float-args")

@@ -3,8 +3,8 @@
 This file imports nothing from tritium: it runs under another Python (a virtualenv with
 `triton` and `torch`; never the one tritium's tests run in), started by the driver:
 
-    /path/to/venv/bin/python worker.py --mode interpret     # TRITON_INTERPRET=1, CPU tensors
-    /path/to/venv/bin/python worker.py --mode gpu           # compiled, CUDA tensors
+    TRITON_INTERPRET=1 /path/to/venv/bin/python worker.py --mode interpret   # CPU tensors
+    /path/to/venv/bin/python worker.py --mode gpu       # compiled, CUDA tensors
 
 It reads one JSON request per line on stdin and answers one JSON line per request on
 stdout (Python's own stdout is redirected to stderr, so nothing else lands there):
@@ -60,11 +60,16 @@ def _fix_float_args(np) -> None:
 
 class Runner:
     def __init__(self, mode: str, fix_float_args: bool = False):
-        if mode == "interpret":
-            os.environ["TRITON_INTERPRET"] = "1"
         import numpy
         import torch
         import triton
+
+        knobs = getattr(getattr(triton, "knobs", None), "runtime", None)
+        if knobs is not None and bool(knobs.interpret) != (mode == "interpret"):
+            raise RuntimeError(
+                f"mode {mode!r} needs TRITON_INTERPRET={'1' if mode == 'interpret' else '0'} "
+                "in the worker's environment (upstream.Upstream sets it)"
+            )
 
         self.np, self.torch, self.triton = numpy, torch, triton
         self.fixed = fix_float_args and mode == "interpret"
