@@ -22,7 +22,9 @@ a column of the tile, ("C",) for a row, ("R", "C") for the tile. A 1-D value use
 
 `typeof` is Triton's typing (upstream `semantic.py`'s rules, restated): a Python literal
 does not widen a tensor of the same kind; fp32 beats fp16 beats integers; `/` and `%` of
-fp16 compute in fp32; integers promote to the wider type; comparisons give i1; `tl.sum`
+fp16 compute in fp32; integers promote to the wider type; `tl.minimum` / `tl.maximum`
+make a literal a tensor of its own type first (`tl.minimum(x_f16, 0.5)` is fp32);
+comparisons give i1; `tl.sum`
 of i1 would be uint32 (which the fuzzer has no type for: the generator sums i1 as i32);
 `tl.max` / `tl.min` of fp16 give fp32 (upstream widens them first). The
 generator (`fuzz.py`) and the numpy model (`fuzz_model.py`) both use it; the kernel's
@@ -227,6 +229,16 @@ def computation_type(a: Ty, b: Ty, div_or_mod: bool) -> str:
     return integer_promote(a.dtype, b.dtype)
 
 
+def operand_types(e, env: dict) -> tuple[Ty, Ty]:
+    """The types of a binary expression's operands as its type rule sees them:
+    `tl.minimum` / `tl.maximum` make each operand a tensor first (upstream's `to_tensor`),
+    so a literal is no longer weak: `tl.minimum(x_f16, 0.5)` is fp32, as in upstream."""
+    ta, tb = typeof(e.a, env), typeof(e.b, env)
+    if isinstance(e, BinOp) and e.op in MINMAX:
+        ta, tb = Ty(ta.dtype, ta.dims), Ty(tb.dtype, tb.dims)
+    return ta, tb
+
+
 class TypeRuleError(Exception):
     """The expression would not compile (the generator avoids these)."""
 
@@ -262,7 +274,7 @@ def typeof(e, env: dict) -> Ty:
         dt = computation_type(ta, tb, False)
         return Ty(dt, union_dims(tc.dims, ta.dims, tb.dims))
     if isinstance(e, BinOp | Compare):
-        ta, tb = typeof(e.a, env), typeof(e.b, env)
+        ta, tb = operand_types(e, env)
         dims = union_dims(ta.dims, tb.dims)
         div = e.op in DIVMOD
         ct = computation_type(ta, tb, div)

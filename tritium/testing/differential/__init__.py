@@ -144,6 +144,7 @@ class Finding:
             "verdict": self.verdict.summary(),
             "shrunk_verdict": self.shrunk_verdict.summary() if self.shrunk_verdict else None,
             "kernel": fuzz.describe(small),
+            "original": fuzz.describe(self.program) if self.shrunk is not None else None,
             "script": self.script_path,
         }
 

@@ -86,6 +86,15 @@ KNOWN: list[Known] = [
         _upstream_error(r"'int' object has no attribute"),
     ),
     Known(
+        "interpreter-integer-sum-overflow",
+        "upstream-bug",
+        "upstream 3.6's interpreter sums an integer block in Python ints and converts the "
+        "total back; when it does not fit (a sum that wraps, which the language defines), "
+        "NumPy 2 refuses (`Python integer -5293366405 out of bounds for int32`) where the "
+        "compiler (and tritium) wrap.",
+        _upstream_error(r"Python integer -?\d+ out of bounds for u?int"),
+    ),
+    Known(
         "interpreter-u32-argument",
         "upstream-bug",
         "upstream 3.6's interpreter holds an int argument in [2**31, 2**32) in a numpy "

@@ -149,15 +149,37 @@ def candidates(p: Program) -> Iterator[Program]:
             yield _with(p, outputs=p.outputs[:i] + [Output(o.name, own.dtype)] + p.outputs[i + 1 :])
 
 
+def _assigns_a_constant(stmts, env: dict) -> bool:
+    """Whether a statement assigns an expression of constants only (`t = 0.5`): the
+    language makes that a tensor (fp32 here), the fuzzer's typing keeps it a literal, so
+    the generator never writes one, and neither may the shrinker."""
+    for s in stmts:
+        if isinstance(s, Assign):
+            t = ir.typeof(s.expr, env)
+            if t.weak:
+                return True
+            env[s.name] = t
+        elif isinstance(s, Loop):
+            inner = dict(env)
+            inner[s.var] = ir.Ty("i32", ())
+            if _assigns_a_constant(s.body, inner):
+                return True
+            env.update({n: inner[n] for n in _assigned(s.body) if n in env})
+        elif any(_assigns_a_constant(b, dict(env)) for b in (s.then, s.orelse)):
+            return True
+    return False
+
+
 def renders(p: Program) -> bool:
-    """Whether `p` is well formed: every name defined, every type rule kept."""
+    """Whether `p` is a program the generator could have written: every name defined,
+    every type rule kept, no constant assigned."""
     if not p.outputs:
         return False
     try:
         p.source()
+        return not _assigns_a_constant(p.body, ir.input_env(p))
     except (KeyError, ir.TypeRuleError, TypeError, ValueError):
         return False
-    return True
 
 
 def shrink(p: Program, still_fails: Callable[[Program], bool], budget: int = 400) -> Program:
