@@ -37,9 +37,8 @@ def _upstream_error(pattern: str) -> Callable[[Program, Verdict], bool]:
 
 
 def _float_scalar_argument(p: Program, v: Verdict) -> bool:
-    return v.kind in ("values", "upstream-error") and any(
-        isinstance(s.value, float) for s in p.scalars
-    )
+    seen = v.kind == "values" or (v.kind == "upstream-error" and "'float' object" in v.error)
+    return seen and any(isinstance(s.value, float) for s in p.scalars)
 
 
 def _u32_scalar_argument(p: Program, v: Verdict) -> bool:
