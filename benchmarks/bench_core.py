@@ -29,6 +29,10 @@ TRITIUM_KERNELS = {  # kernel name -> module defining its tritium version
     "matmul_tiled_kernel": "examples.matmul",
     "matmul_precision_kernel": "tritium_kernels",
     "matmul_fp16_grouped_kernel": "examples.matmul_fp16_grouped",
+    "attn_fwd_kernel": "examples.flash_attention",
+    "attn_bwd_preprocess_kernel": "examples.flash_attention",
+    "attn_bwd_dkdv_kernel": "examples.flash_attention",
+    "attn_bwd_dq_kernel": "examples.flash_attention",
     "matmul_lowp_kernel": "tritium_kernels",
 }
 

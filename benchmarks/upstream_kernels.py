@@ -26,6 +26,10 @@ SOURCES = {  # kernel name -> file defining its tritium version
     "matmul_tiled_kernel": "examples/matmul.py",
     "matmul_precision_kernel": "benchmarks/tritium_kernels.py",
     "matmul_fp16_grouped_kernel": "examples/matmul_fp16_grouped.py",
+    "attn_fwd_kernel": "examples/flash_attention.py",
+    "attn_bwd_preprocess_kernel": "examples/flash_attention.py",
+    "attn_bwd_dkdv_kernel": "examples/flash_attention.py",
+    "attn_bwd_dq_kernel": "examples/flash_attention.py",
     "matmul_lowp_kernel": "benchmarks/tritium_kernels.py",
 }
 
@@ -35,12 +39,24 @@ def empty_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     pass
 
 
+def _is_jit(node: ast.AST) -> bool:
+    return isinstance(node, ast.FunctionDef) and any(
+        ast.unparse(d).endswith("jit") for d in node.decorator_list
+    )
+
+
 def twin_source(name: str) -> str:
-    """The upstream twin's source: the tritium kernel's text from `def` on, under @triton.jit."""
+    """The upstream twin's source: the tritium kernel's text from `def` on, under @triton.jit,
+    after the file's other `@tritium.jit` functions that are defined before it (the helpers
+    it may call: upstream inlines them the same way)."""
     text = (REPO / SOURCES[name]).read_text()
+    helpers = []
     for node in ast.parse(text).body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
-            return "@triton.jit\n" + ast.get_source_segment(text, node) + "\n"
+            parts = [*helpers, ast.get_source_segment(text, node)]
+            return "".join(f"@triton.jit\n{p}\n\n" for p in parts)
+        if _is_jit(node) and node.name.startswith("_"):
+            helpers.append(ast.get_source_segment(text, node))
     raise KeyError(f"{name} is not defined in {SOURCES[name]}")
 
 
@@ -58,3 +74,9 @@ def __getattr__(name: str):
         raise AttributeError(name)
     kernel = globals()[name] = _make(name)
     return kernel
+
+
+def fresh(name: str):
+    """A new twin of `name` with a compile cache of its own (for compiling it again under
+    other settings, e.g. DISABLE_MMA_V3, which upstream reads at compile time)."""
+    return _make(name)

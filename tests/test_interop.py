@@ -27,6 +27,7 @@ import pytest
 
 import tritium
 from examples import causal_softmax, layer_norm, online_softmax, rms_norm, softmax
+from tests.frontend import philox_numpy
 from tests.frontend.test_examples_ttir import KERNELS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -104,6 +105,14 @@ def layer_norm_case(rng):  # (X, Y, W, B, stride, N, eps), BLOCK 1024
     return (7, 1, 1), args, 1, layer_norm.reference(x, w, b, 1e-5)
 
 
+def dropout_case(rng):  # (x, out, n, p, seed), BLOCK 1024: the mask from a numpy Philox
+    n, p, seed = 10_007, np.float32(0.3), 2**40 + 1234
+    x = rng.standard_normal(n, dtype=np.float32)
+    u = philox_numpy.uniform(philox_numpy.randint4x(seed, np.arange(n))[0])
+    expected = np.where(u > p, x / (np.float32(1) - p), np.float32(0))
+    return (tritium.cdiv(n, 1024), 1, 1), [x, _nan_like(x), n, float(p), seed], 1, expected
+
+
 def matmul_case(rng):  # (a, b, c, M, N, K), BLOCK 64 x 64 x 32
     a = rng.standard_normal((130, 72), dtype=np.float32)
     b = rng.standard_normal((72, 90), dtype=np.float32)
@@ -146,6 +155,7 @@ EXAMPLE_CASES = {
     "rms": UPSTREAM_CASES["rms_norm_simple_kernel"],
     "online": UPSTREAM_CASES["online_softmax_kernel"],
     "layer_norm": Case(layer_norm_case, rtol=1e-4, atol=1e-5),
+    "dropout": Case(dropout_case, rtol=1e-6, atol=0),
     "matmul": UPSTREAM_CASES["matmul_tiled_kernel"],
     "matmul_fp16": Case(matmul_fp16_case, frobenius=1e-2),
     "matmul_autotune": Case(matmul_autotune_case, frobenius=1e-2),

@@ -28,6 +28,7 @@ launch or compile that asks.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -41,6 +42,7 @@ __all__ = [
     "device",
     "dump_dir",
     "interpret",
+    "interpreting",
     "tool",
 ]
 
@@ -141,3 +143,18 @@ INTERPRET = _Watched("TRITIUM_INTERPRET")
 def interpret() -> bool:
     """TRITIUM_INTERPRET is on (cheap: see the module docstring)."""
     return INTERPRET.watch().on
+
+
+@contextlib.contextmanager
+def interpreting(on: bool):
+    """Set TRITIUM_INTERPRET to `on` for the block, then restore it (for tools that choose
+    where the kernels they launch run: tritium.testing.check_kernel)."""
+    old = os.environ.get("TRITIUM_INTERPRET")
+    os.environ["TRITIUM_INTERPRET"] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("TRITIUM_INTERPRET", None)
+        else:
+            os.environ["TRITIUM_INTERPRET"] = old

@@ -325,9 +325,13 @@ def test_upstream_twins_are_made_from_the_tritium_source(monkeypatch):
     for name, module in bench_core.TRITIUM_KERNELS.items():
         path = REPO / (module.replace(".", "/") + ".py")
         ours = _functions(path if path.exists() else BENCH / f"{module}.py")[name]
-        twin = ast.parse(upstream_kernels.twin_source(name)).body[0]
+        *helpers, twin = ast.parse(upstream_kernels.twin_source(name)).body
         assert [ast.unparse(d) for d in twin.decorator_list] == ["triton.jit"]
         assert _without_decorators(twin) == _without_decorators(ours), name
+        for helper in helpers:  # the @jit functions it may call, from the same file
+            assert [ast.unparse(d) for d in helper.decorator_list] == ["triton.jit"]
+            same = _functions(path if path.exists() else BENCH / f"{module}.py")[helper.name]
+            assert _without_decorators(helper) == _without_decorators(same), helper.name
 
 
 def test_upstream_kernels_are_module_level():

@@ -9,6 +9,7 @@ import pathlib
 import pytest
 
 from examples.causal_softmax import softmax_causal_simple_kernel
+from examples.dropout import seeded_dropout_kernel
 from examples.layer_norm import layer_norm_kernel
 from examples.matmul import matmul_tiled_kernel
 from examples.matmul_autotune import matmul_kernel as matmul_autotune_kernel
@@ -71,6 +72,12 @@ KERNELS = {
         "*fp32:16,*fp32:16,*fp32:16,*fp32:16,i32,i32,fp32",
         {"BLOCK_SIZE": 1024},
         ["scf.for", "math.sqrt", "arith.select"],
+    ),
+    "dropout": (
+        seeded_dropout_kernel,
+        "*fp32:16,*fp32:16,i32,fp32,i64",
+        {"BLOCK_SIZE": 1024},
+        ["tt.mulhiui", "arith.sitofp", "arith.cmpf", "arith.select", "arith.divf"],
     ),
     "matmul": (
         matmul_tiled_kernel,

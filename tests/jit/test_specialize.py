@@ -142,17 +142,18 @@ def test_the_fast_key_is_at_least_as_fine_as_the_spec():
 
 
 def test_general_path_kinds_the_fast_path_leaves_out():
-    """numpy arrays (staged), CAI objects, numpy scalars and constexpr values: the general
-    path keys them with the same rules."""
+    """numpy arrays (staged), CAI objects, np.float64 (a Python float) and constexpr
+    values: the general path keys them with the same rules."""
     host = np.zeros(8, np.float32)
     cai = CAI(0x4000)
-    vals = [host, cai, np.int64(5), 3, 0.5, np.bool_(True), constexpr(None), 16, False]
+    vals = [host, cai, 2**40, 3, np.float64(0.5), True, constexpr(None), 16, False]
     kinds, parts = launch_key(many_kinds.kinds, vals, {}, False)
-    assert kinds == ("numpy", "cai", "np_scalar", "int", "float", "np_scalar", "constexpr",
+    assert kinds == ("numpy", "cai", "int", "int", "float", "bool", "constexpr",
                      "constexpr", "constexpr")  # fmt: skip
     assert parts[:4] == (np.dtype("float32"), host.ctypes.data % 16 == 0, np.dtype("float32"), True)
     spec = build_spec(many_kinds, vals)
     assert spec.types["n"].signature == "i64" and spec.types["b"].signature == "i1"
+    assert spec.types["f"].signature == "fp32"
     assert spec.types["q"].signature == "*fp32" and "q" in spec.divisible_by_16
     assert spec.constants["none"].value is None
     assert kind_of(cai).name == "cai" and kind_of(host).name == "numpy"
@@ -165,3 +166,48 @@ def test_each_rule_names_its_parts():
             assert rule.pointer is not None, kind  # {p} is read once, before the key
         if declared == 2:  # do_not_specialize: neither alignment nor divisibility keyed
             assert not {"aligned", "div16", "is_one"} & set(rule.names), kind
+
+
+def test_scalars_as_upstream_types_them():
+    """Upstream's rules (its jit.py reference `specialize_impl`): np.float64 is a Python
+    float, so fp32 with the key of a float; a bool is i1 (not an int); ints are i32, i64,
+    u64 past 2**63, refused past 2**64; other numpy scalars are refused."""
+    base = [fake_device_array(0x10000, (4,), np.float32)] * 2 + [5, 7]
+    rest = [True, None, 16, False]
+    as_float = launch_key(many_kinds.kinds, base + [0.25] + rest, {}, False)
+    as_np = launch_key(many_kinds.kinds, base + [np.float64(0.25)] + rest, {}, False)
+    assert as_float == as_np
+    assert build_spec(many_kinds, base + [np.float64(1e300)] + rest).types["f"].signature == "fp32"
+    spec = build_spec(many_kinds, [*base[:2], 2**63 + 16, 2**63 - 1, 0.5, *rest])
+    assert spec.types["n"].signature == "u64" and "n" in spec.divisible_by_16
+    assert spec.types["m"].signature == "i64"  # do_not_specialize: no divisibility
+    assert build_spec(many_kinds, [*base[:2], 1, 1, 0.5, *rest]).constants["n"].value == 1
+    with pytest.raises(tritium.ArgumentError, match="does not fit in 64 bits"):
+        build_spec(many_kinds, [*base[:2], 2**64, 3, 0.5, *rest])
+    for v in (np.float32(1), np.int64(3), np.int32(3), np.bool_(True), np.uint64(3)):
+        with pytest.raises(tritium.ArgumentError, match=f"numpy.{type(v).__name__} to a kernel"):
+            launch_key(many_kinds.kinds, base + [v] + rest, {}, False)
+
+
+@tritium.jit
+def _scaled_sum(X, Y, s, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for _ in range(0, n):  # acc stays fp32: s is fp32 (np.float64 included), as upstream
+        acc += tl.load(X + offs) * s
+    tl.store(Y + offs, acc)
+
+
+@pytest.mark.parametrize("mode", ["1", pytest.param("0", marks=pytest.mark.gpu)])
+def test_np_float64_is_fp32_in_a_loop(monkeypatch, mode):
+    monkeypatch.setenv("TRITIUM_INTERPRET", mode)
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    _scaled_sum[(1,)](x, y, np.float64(0.1), 3, BLOCK=16)
+    s = np.float32(0.1)
+    want = np.zeros(16, np.float32)
+    for _ in range(3):
+        want += x * s
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+    with pytest.raises(tritium.ArgumentError, match="numpy.int64"):
+        _scaled_sum[(1,)](x, y, 0.1, np.int64(3), BLOCK=16)

@@ -101,3 +101,56 @@ def test_operand_converts_become_shared_tiles():
         assert alloc.name == "ttg.local_alloc" and alloc.operands  # initialised from the load
         shared = load.operands[0].type.encoding
         assert shared.order == [1, 0] and shared.vec == 8  # 16-byte ldmatrix rows
+
+
+def chained_module(m=64, n=32, d=128) -> str:
+    """s = a @ b (m x n), then p = s.to(f16) @ v (m x d): attention's two dots."""
+    t = lambda s, e: f"tensor<{s}x{e}, {BLOCKED}>"  # noqa: E731
+    return f"""
+module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:89", "ttg.threads-per-warp" = 32 : i32}} {{
+  tt.func public @k(%pa: !tt.ptr<f16>, %pb: !tt.ptr<f16>, %pv: !tt.ptr<f16>, %pc: !tt.ptr<f32>) {{
+    %a0 = tt.splat %pa : !tt.ptr<f16> -> {t(f"{m}x32", "!tt.ptr<f16>")}
+    %b0 = tt.splat %pb : !tt.ptr<f16> -> {t(f"32x{n}", "!tt.ptr<f16>")}
+    %v0 = tt.splat %pv : !tt.ptr<f16> -> {t(f"{n}x{d}", "!tt.ptr<f16>")}
+    %c0 = tt.splat %pc : !tt.ptr<f32> -> {t(f"{m}x{d}", "!tt.ptr<f32>")}
+    %a = tt.load %a0 : {t(f"{m}x32", "!tt.ptr<f16>")}
+    %b = tt.load %b0 : {t(f"32x{n}", "!tt.ptr<f16>")}
+    %v = tt.load %v0 : {t(f"{n}x{d}", "!tt.ptr<f16>")}
+    %z = arith.constant dense<0.0> : {t(f"{m}x{n}", "f32")}
+    %s = tt.dot %a, %b, %z, inputPrecision = tf32 : {t(f"{m}x32", "f16")} * {t(f"32x{n}", "f16")} -> {t(f"{m}x{n}", "f32")}
+    %p = arith.truncf %s : {t(f"{m}x{n}", "f32")} to {t(f"{m}x{n}", "f16")}
+    %z2 = arith.constant dense<0.0> : {t(f"{m}x{d}", "f32")}
+    %o = tt.dot %p, %v, %z2, inputPrecision = tf32 : {t(f"{m}x{n}", "f16")} * {t(f"{n}x{d}", "f16")} -> {t(f"{m}x{d}", "f32")}
+    tt.store %c0, %o : {t(f"{m}x{d}", "!tt.ptr<f32>")}
+    tt.return
+  }}
+}}
+"""
+
+
+def test_chained_dots_share_one_mma_and_p_stays_in_registers():
+    """The second dot (64 x 128: alone it would get warps [1, 4]) takes the first one's
+    warps [4, 1], so P converts from #mma to the A operand with no shared memory."""
+    passes = ["accelerate-matmul", "remove-layout-conversions", "optimize-dot-operands"]
+    module, _ = run(chained_module(), passes, ttgir=True)
+    first, second = [op for op in module.walk() if isinstance(op, tt.DotOp)]
+    mma = encoding_of(first.d.type)
+    assert isinstance(mma, NvidiaMmaEncodingAttr) and mma.warpsPerCTA == [4, 1]
+    assert encoding_of(second.d.type) == mma
+    p = second.a.owner
+    assert p.name == "ttg.convert_layout" and encoding_of(p.operands[0].type) == mma
+    from tritium.analysis.convert_plan import convert_plan
+
+    assert convert_plan(p.operands[0].type, p.results[0].type) is None  # registers only
+    # the B operands still go through swizzled tiles
+    assert second.b.owner.name == "ttg.local_load" and first.b.owner.name == "ttg.local_load"
+
+
+def test_the_shortcut_needs_warps_along_m_only():
+    from tritium.ir.ttg_mma import is_mma_to_dot_shortcut
+
+    along_m, split_n = NvidiaMmaEncodingAttr([4, 1]), NvidiaMmaEncodingAttr([2, 2])
+    assert is_mma_to_dot_shortcut(along_m, DotOperandEncodingAttr(0, along_m, 2), 16)
+    assert not is_mma_to_dot_shortcut(split_n, DotOperandEncodingAttr(0, split_n, 2), 16)
+    assert not is_mma_to_dot_shortcut(along_m, DotOperandEncodingAttr(1, along_m, 2), 16)
+    assert not is_mma_to_dot_shortcut(along_m, DotOperandEncodingAttr(0, along_m, 1), 32)

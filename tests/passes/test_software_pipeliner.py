@@ -326,3 +326,32 @@ def test_a_cast_between_load_and_dot(ptxas):
     with shared_memory_model("wait"):
         interpret(parse_module(text), (1,), [bits(a), bits(b), c, K])
     np.testing.assert_array_equal(c, a @ b)
+
+
+# --------------------------------------------------------------------------- per loop
+
+
+@tritium.jit
+def _stages_kernel(a_ptr, b_ptr, c_ptr, K, STAGES: tl.constexpr):
+    """_loop_kernel's dot loop with its own `tl.range(..., num_stages=STAGES)`."""
+    r = tl.arange(0, 16)
+    a_ptrs = a_ptr + r[:, None] * K + r[None, :]
+    b_ptrs = b_ptr + r[:, None] * 16 + r[None, :]
+    acc = tl.zeros((16, 16), dtype=tl.float32)
+    for _ in tl.range(0, K, 16, num_stages=STAGES):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+        a_ptrs += 16
+        b_ptrs += 256
+    tl.store(c_ptr + r[:, None] * 16 + r[None, :], acc)
+
+
+@pytest.mark.parametrize("loop, kernel", [(1, 3), (2, 3), (4, 1), (3, 1)])
+def test_a_loops_num_stages_replaces_the_kernels(loop, kernel):
+    """As upstream: `tl.range(num_stages=)` decides for its loop, whatever `num_stages` the
+    launch gives (1: the loop is not pipelined)."""
+    k = tritium.compile(_stages_kernel, signature="*fp16:16,*fp16:16,*fp32:16,i32:16",
+                        constexprs={"STAGES": loop}, num_warps=1, num_stages=kernel,
+                        stop="ttgir")  # fmt: skip
+    text = k.asm["ttgir"]
+    copies = count(text, "ttg.async_copy_global_to_local")
+    assert copies == (0 if loop < 2 else 2 * loop), text

@@ -430,6 +430,18 @@ def _expand_dims(op: tt.ExpandDimsOp, ins):
     return AxisInfo(tuple(c), tuple(v), tuple(k), a.constant)
 
 
+@_rule("tt.trans")
+def _trans(op: tt.TransOp, ins):
+    """Result dim i is operand dim order[i]: each per-dim fact moves with its dim."""
+    a, order = ins[0], op.order_list
+    return AxisInfo(
+        tuple(a.contiguity[d] for d in order),
+        tuple(a.divisibility[d] for d in order),
+        tuple(a.constancy[d] for d in order),
+        a.constant,
+    )
+
+
 @_rule("tt.load")
 def _load(op: tt.LoadOp, ins):
     """Equal pointers under equal masks load equal values. Upstream ignores `other`; a

@@ -5,6 +5,8 @@
     tt.scan across warps               the warps' totals (scan_plan.py)
     tt.atomic_rmw / atomic_cas         the old values, when threads that did not perform
                                        the atomic hold copies of its elements and use them
+    tt.gather not within warps         the whole source (gather_plan.py)
+    tt.histogram                       one i32 counter per bin
 
 Scratch is written and read inside its op (every thread writes, a barrier, every thread
 reads), so it lives only while the op runs: the allocator (allocation.py) places it, the
@@ -18,6 +20,7 @@ import math
 from xdsl.ir import Operation
 
 from tritium.analysis.convert_plan import convert_plan
+from tritium.analysis.gather_plan import gather_scratch_bytes
 from tritium.analysis.reduce_plan import plan_for_reduce
 from tritium.analysis.scan_plan import plan_for_scan
 from tritium.analysis.shared_bytes import align, element_bytes
@@ -56,6 +59,10 @@ def scratch_bytes(op: Operation) -> int:
         layout = layout_of(op.operands[0].type)
         count = math.prod(layout.shape) if layout is not None else 1
         return align(count * element_bytes(op.results[0].type))
+    if op.name == "tt.gather":
+        return gather_scratch_bytes(op)
+    if op.name == "tt.histogram":
+        return align(math.prod(layout_of(op.results[0].type).shape) * 4)
     return 0
 
 

@@ -20,6 +20,7 @@ from tritium import config
 from tritium.errors import CompilationError, SourceLoc, UnsupportedSyntaxError
 from tritium.frontend import builtins as tlb
 from tritium.frontend import core
+from tritium.frontend import standard as tlstd
 from tritium.frontend.ast_rewrite import UNSUPPORTED
 from tritium.frontend.builtins import atomic as tla
 from tritium.frontend.builtins import scan as tls
@@ -77,6 +78,9 @@ TENSOR_METHODS.update(  # pointer blocks: `ptrs.atomic_add(1, mask=m)`, as upstr
 )
 TENSOR_METHODS.update(  # `x.cumsum(0)`, `x.associative_scan(0, fn)`, as upstream
     {name: getattr(tls, name) for name in tls.__all__}
+)
+TENSOR_METHODS.update(  # library functions upstream makes tensor members: `x.sort(descending=1)`
+    {name: getattr(tlstd, name) for name in ("sigmoid", "softmax", "sort", "flip", "topk")}
 )
 
 
@@ -276,6 +280,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if isinstance(base, tensor):
             if attr == "dtype":
                 return constexpr(base.dtype)
+            if attr == "type":  # `x.type.element_ty`, `x.type.shape`, as upstream
+                return constexpr(base.type)
             if attr == "shape":
                 return tuple(constexpr(s) for s in base.shape)
             if attr == "numel":
@@ -503,6 +509,11 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             return _wrap_const(
                 fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
             )
+        if fn in (pybuiltins.tuple, pybuiltins.list) and len(args) == 1 and not kwargs:
+            # `tl.tuple([a, b])` (upstream's tuple type is Python's tuple here), `tuple(t)`
+            seq = args[0] if isinstance(args[0], tuple) else unwrap(args[0])
+            if isinstance(seq, (tuple, list)):
+                return tuple(_wrap_const(v) for v in seq)
         if getattr(fn, "__name__", None) in _PY_BUILTINS_OK and fn is getattr(
             pybuiltins, fn.__name__, None
         ):
@@ -532,6 +543,8 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
 
     def _python_builtin(self, fn, args, kwargs, node):
         name = fn.__name__
+        if name == "isinstance" and len(args) == 2 and not kwargs:
+            return self._isinstance(*args)
         if any(isinstance(a, tensor) for a in args) or any(
             isinstance(v, tensor) for v in kwargs.values()
         ):
@@ -551,6 +564,19 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             print(*vals, **kw)
             return constexpr(None)
         return _wrap_const(fn(*vals, **kw))
+
+    @staticmethod
+    def _isinstance(obj, classes):
+        """Python's `isinstance` on any value, tensors too (`isinstance(p, tl.tensor)`,
+        `isinstance(d, tl.tensor_descriptor)`); a compile-time value is also a
+        `tl.constexpr`, as upstream."""
+        cls = unwrap(classes)
+        cls = tuple(unwrap(c) for c in cls) if isinstance(cls, tuple) else cls
+        if isinstance(obj, constexpr) and any(
+            c is constexpr for c in (cls if isinstance(cls, tuple) else (cls,))
+        ):
+            return constexpr(True)
+        return constexpr(isinstance(obj if isinstance(obj, tensor) else unwrap(obj), cls))
 
     def is_jit_function(self, fn) -> bool:
         """Whether `fn` is a `@jit` function, which `call_jit` inlines (the builtins that take
@@ -575,10 +601,9 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
                 value = tuple(_wrap_const(v) for v in value)
             elif not isinstance(value, (tensor, constexpr)) and not callable(value):
                 value = constexpr(value)
-            if name in fn.constexpr_names and isinstance(value, tensor):
-                raise self.error(
-                    f"argument `{name}` of `{fn.__name__}` is a tl.constexpr but was given a runtime value"
-                )
+            # As upstream, a callee's `tl.constexpr` annotation is not checked: a runtime
+            # value given for it is an ordinary argument (upstream's fused-attention
+            # tutorial passes `offs_m` and `N_CTX` so); what the caller passes decides.
             scope[name] = value
         self.deps.add(fn)
         gen = CodeGenerator(fn, self.s, scope, self.depth + 1, deps=self.deps)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import IntegerAttr, UnitAttr
 from xdsl.ir import Block
 
 from tritium.frontend import core
@@ -495,6 +495,12 @@ class ControlFlowMixin:
             op.attributes["tt.loop_unroll_factor"] = IntegerAttr(
                 int(unwrap(it.loop_unroll_factor)), 32
             )
+        for flag in ("disallow_acc_multi_buffer", "flatten", "warp_specialize"):
+            value = unwrap(getattr(it, flag))
+            if isinstance(value, tensor):
+                raise self.error(f"tl.range's {flag} must be a compile-time bool", node.iter)
+            if value:
+                op.attributes[f"tt.{flag}"] = UnitAttr()
         for n, r, v in zip(carried, op.results, inits):
             r.name_hint = n
             self.scope[n] = tensor(r, v.type)

@@ -81,15 +81,14 @@ def param_types(fn) -> tuple[dict[str, core.dtype], set[str]]:
     return types, const
 
 
-_SCALAR_KINDS = ("int", "float", "bool", "np_scalar")
+_SCALAR_KINDS = ("int", "float", "bool")
 
 
 def specialise(spec, name: str, ty: core.dtype, kind: str, facts: dict, value) -> None:
     """Put parameter `name`, annotated `ty`, into the KernelSpec for an argument of `kind`
     with the keyed `facts` (tritium/jit/specialize.py's RULES; not called for constexprs
     and None)."""
-    np_kind = getattr(facts.get("dtype"), "kind", "") if kind == "np_scalar" else ""
-    is_int = kind in ("int", "bool") or np_kind in ("i", "u", "b")
+    is_int = kind in ("int", "bool")
     if ty.is_ptr():
         ok = kind not in _SCALAR_KINDS
     elif ty.is_floating():

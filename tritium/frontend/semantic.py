@@ -21,6 +21,7 @@ from tritium.frontend.semantic_block_ptr import BlockPtrOps
 from tritium.frontend.semantic_errors import SemanticError
 from tritium.frontend.semantic_math import MathOps
 from tritium.frontend.semantic_memory import MemoryOps
+from tritium.frontend.semantic_shape import ShapeOps
 from tritium.ir import arith, tt
 from tritium.ir import types as irt
 
@@ -72,7 +73,7 @@ def _float_attr(x: float, ir_ty) -> FloatAttr:
         return FloatAttr(math.copysign(math.inf, x), ir_ty)
 
 
-class Semantic(MemoryOps, BlockPtrOps, AtomicOps, MathOps):
+class Semantic(MemoryOps, BlockPtrOps, AtomicOps, MathOps, ShapeOps):
     def __init__(self, builder: Builder, debug: bool = False):
         self.b = builder
         self.debug = debug

@@ -4,7 +4,9 @@
                                %n_elements: i32 {tt.divisibility = 16 : i32}) attributes {noinline = false}
 
 Runtime parameters become the function's arguments, in order; constexpr parameters (and
-ints specialised as equal to 1) are folded into the body and do not appear.
+ints specialised as equal to 1) are folded into the body and do not appear. A tuple
+argument (upstream's tuple parameters) is flattened into leaves named by their path,
+`t.0`, `t.1.0`, ..., each a runtime argument or a constant; the kernel sees the tuple.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ class KernelSpec:
 
     `types[name]` is the dtype of a runtime parameter; `constants[name]` the value of a
     constexpr (or specialised) one; `divisible_by_16` names the runtime parameters that
-    get `tt.divisibility = 16`.
+    get `tt.divisibility = 16`. A tuple parameter `t` has an entry per leaf instead
+    (`t.0`, `t.1.0`, ...; an empty tuple is the constant `()`).
     """
 
     types: dict[str, dtype] = field(default_factory=dict)
@@ -39,16 +42,39 @@ class KernelSpec:
     divisible_by_16: set[str] = field(default_factory=set)
 
 
+def _leaves(spec: KernelSpec, name: str) -> list[str]:
+    """The spec entries of parameter `name`: itself, or its tuple's leaves in order."""
+    if name in spec.types or name in spec.constants:
+        return [name]
+    prefix = name + "."
+    return [n for n in (*spec.types, *spec.constants) if n.startswith(prefix)]
+
+
+def _tuple_of(path: str, scope: dict) -> tuple:
+    """The tuple at `path` rebuilt from its leaves' values in `scope` (`t.0`, `t.1.0`, ...)."""
+    out = []
+    for i in range(len(scope)):
+        elem = f"{path}.{i}"
+        if elem in scope:
+            out.append(scope.pop(elem))
+        elif any(k.startswith(elem + ".") for k in scope):
+            out.append(_tuple_of(elem, scope))
+        else:
+            break
+    return tuple(out)
+
+
 def ast_to_ttir(fn, spec: KernelSpec, debug: bool = False) -> tuple[ModuleOp, set]:
     """Generate the TTIR module for `fn` under `spec`; returns it and the `@jit`
     functions that were inlined into it (for cache keys)."""
+    leaves = {n: _leaves(spec, n) for n in fn.arg_names}
     for name in fn.arg_names:
-        if name not in spec.types and name not in spec.constants:
+        if not leaves[name]:
             raise CompilationError(
                 f"no type or value given for parameter `{name}` of `{fn.__name__}`",
                 SourceLoc(fn.file, fn.line, 1),
             )
-    runtime = [n for n in fn.arg_names if n in spec.types]
+    runtime = [leaf for n in fn.arg_names for leaf in leaves[n] if leaf in spec.types]
     try:
         arg_types = [spec.types[n].to_ir() for n in runtime]
     except SemanticError as e:  # a type no target has (fp8e4b15, ...)
@@ -71,6 +97,9 @@ def ast_to_ttir(fn, spec: KernelSpec, debug: bool = False) -> tuple[ModuleOp, se
         scope[n] = tensor(a, ty)
     for n, v in spec.constants.items():
         scope[n] = v if isinstance(v, constexpr) else constexpr(v)
+    for n in fn.arg_names:
+        if n not in spec.types and n not in spec.constants:
+            scope[n] = _tuple_of(n, scope)
     builder = Builder()
     builder.block = func.body.block
     semantic = Semantic(builder, debug=debug)

@@ -13,10 +13,11 @@ def _dialects():
     from tritium.ir import ttg_memory, ttg_mma  # noqa: F401  (both register into TTG)
     from tritium.ir.arith import Arith
     from tritium.ir.gpu import GPU
+    from tritium.ir.llvm import LLVM
     from tritium.ir.tt import TT
     from tritium.ir.ttg import TTG
 
-    return [builtin.Builtin, Arith, math.Math, scf.Scf, cf.Cf, TT, TTG, GPU]
+    return [builtin.Builtin, Arith, math.Math, scf.Scf, cf.Cf, TT, TTG, GPU, LLVM]
 
 
 def make_context() -> Context:

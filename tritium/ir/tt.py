@@ -528,6 +528,7 @@ from tritium.ir.tt_block_ptr import AdvanceOp, MakeTensorPtrOp  # noqa: E402
 from tritium.ir.tt_compute import (  # noqa: E402
     AssertOp,
     DotOp,
+    ElementwiseInlineAsmOp,
     ExternElementwiseOp,
     MulhiUIOp,
     PreciseDivFOp,
@@ -539,6 +540,7 @@ from tritium.ir.tt_compute import (  # noqa: E402
 )
 from tritium.ir.tt_memory import AddPtrOp, LoadOp, StoreOp  # noqa: E402
 from tritium.ir.tt_print import PrintOp  # noqa: E402
+from tritium.ir.tt_shape import CatOp, GatherOp, HistogramOp, JoinOp, SplitOp  # noqa: E402
 
 TT = Dialect(
     "tt",
@@ -554,6 +556,11 @@ TT = Dialect(
         ExpandDimsOp,
         ReshapeOp,
         TransOp,
+        JoinOp,
+        SplitOp,
+        CatOp,
+        GatherOp,
+        HistogramOp,
         BitcastOp,
         IntToPtrOp,
         PtrToIntOp,
@@ -574,6 +581,7 @@ TT = Dialect(
         PreciseSqrtOp,
         MulhiUIOp,
         ExternElementwiseOp,
+        ElementwiseInlineAsmOp,
         AssertOp,
         PrintOp,
     ],

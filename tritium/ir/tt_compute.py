@@ -1,10 +1,11 @@
 """`tt` ops that compute across a tensor or beyond `arith`/`math`: `tt.reduce`, `tt.scan`,
-`tt.dot`, `tt.precise_divf`, `tt.precise_sqrt`, `tt.mulhiui`, `tt.extern_elementwise`, and
-`tt.assert`."""
+`tt.dot`, `tt.precise_divf`, `tt.precise_sqrt`, `tt.mulhiui`, `tt.extern_elementwise`,
+`tt.elementwise_inline_asm`, and `tt.assert`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -13,7 +14,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Region, SSAValue
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
@@ -32,8 +33,10 @@ from xdsl.irdl import (
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
+    EffectInstance,
     HasParent,
     IsTerminator,
+    MemoryEffect,
     MemoryWriteEffect,
     Pure,
     RecursiveMemoryEffect,
@@ -371,6 +374,103 @@ class ExternElementwiseOp(IRDLOperation):
                 "symbol": StringAttr(symbol),
             },
         )
+
+
+class _AsmEffects(MemoryEffect):
+    """A pure inline asm (`pure = true`) has no effect; any other one may write memory."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        return set() if op.pure.value.data else MemoryWriteEffect.get_effects(op)
+
+
+@irdl_op_definition
+class ElementwiseInlineAsmOp(IRDLOperation):
+    """`tt.elementwise_inline_asm "shl.b32 $0, $0, 3;" {constraints = "=r,r",
+    packed_element = 4 : i32, pure = true} %x : tensor<128xi8> -> tensor<128xi8>`: the asm
+    runs once per group of `packed_element` elements of each thread (operands and results
+    of the same shape; `tl.inline_asm_elementwise`)."""
+
+    name = "tt.elementwise_inline_asm"
+    args = var_operand_def()
+    results_ = var_result_def()
+    asm_string = prop_def(StringAttr)
+    constraints = prop_def(StringAttr)
+    pure = prop_def(BoolAttr)
+    packed_element = prop_def(IntegerAttr)
+    traits = traits_def(_AsmEffects())
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(
+        self,
+        asm: str,
+        constraints: str,
+        args: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        pure: bool,
+        pack: int,
+    ):
+        super().__init__(
+            operands=[list(args)],
+            result_types=[list(result_types)],
+            properties={
+                "asm_string": StringAttr(asm),
+                "constraints": StringAttr(constraints),
+                "pure": BoolAttr.from_bool(pure),
+                "packed_element": i32_attr(pack),
+            },
+        )
+
+    def verify_(self) -> None:
+        _check(self.packed_element.value.data >= 1, "tt.elementwise_inline_asm: pack must be >= 1")
+        shapes = {shape_of(v.type) for v in (*self.args, *self.results_)}
+        _check(
+            len(shapes) <= 1, "tt.elementwise_inline_asm: operands and results must share a shape"
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        asm = parser.parse_str_literal()
+        attrs = parser.parse_optional_attr_dict()
+        operands = (
+            parser.parse_optional_undelimited_comma_separated_list(
+                parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
+            )
+            or []
+        )
+        types = []
+        if operands:
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        parser.parse_punctuation("->")
+        results = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        args = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
+        op = cls(
+            asm,
+            attrs.pop("constraints").data,
+            args,
+            results,
+            attrs.pop("pure").value.data,
+            attrs.pop("packed_element").value.data,
+        )
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.asm_string.data)
+        printer.print_string(" {constraints = ")
+        printer.print_string_literal(self.constraints.data)
+        printer.print_string(f", packed_element = {self.packed_element.value.data} : i32")
+        printer.print_string(f", pure = {'true' if self.pure.value.data else 'false'}}}")
+        printer.print_op_attributes(self.attributes)
+        if self.args:
+            printer.print_string(" ")
+            printer.print_list(self.args, printer.print_operand)
+            printer.print_string(" : ")
+            printer.print_list([a.type for a in self.args], printer.print_attribute)
+        printer.print_string(" -> ")
+        printer.print_list([r.type for r in self.results_], printer.print_attribute)
 
 
 # --------------------------------------------------------------------------- assert

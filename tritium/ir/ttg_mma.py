@@ -419,6 +419,24 @@ def is_dot_operand(attr: Attribute | None) -> bool:
     return isinstance(attr, DotOperandEncodingAttr)
 
 
+def is_mma_to_dot_shortcut(src: Attribute, dst: Attribute, elem_bits: int) -> bool:
+    """Whether converting an mma accumulator (encoding `src`) of `elem_bits`-bit elements
+    to the A operand layout `dst` moves no data between threads (upstream's
+    `isMmaToDotShortcut`): A's fragment of K step k is the accumulator's fragments of
+    N blocks 2k and 2k + 1, when the elements are 16-bit (kWidth 2) and no warps split N
+    (A's layout repeats across such warps; the accumulator's does not)."""
+    return (
+        isinstance(src, NvidiaMmaEncodingAttr)
+        and isinstance(dst, DotOperandEncodingAttr)
+        and dst.opIdx == 0
+        and dst.parent == src
+        and elem_bits == 16
+        and dst.kWidth == 2
+        and src.rank == 2
+        and src.warpsPerCTA[1] == 1
+    )
+
+
 __all__ = [
     "AsyncTokenType",
     "DotOperandEncodingAttr",
@@ -428,5 +446,6 @@ __all__ = [
     "SwizzledSharedEncodingAttr",
     "is_dot_operand",
     "is_mma",
+    "is_mma_to_dot_shortcut",
     "memdesc_bytes",
 ]

@@ -148,7 +148,27 @@ class JITFunction(KernelSource):
             arch = compiler.target_arch(current_arch())
         options = Options.from_launch(opts, arch=arch or "sm_89", debug=bool(self.debug))
         kernel = compiler.compile_jit(self, spec, options, interpret=interpret)
-        return kernel.make_runner([self.param_index[n] for n in kernel.runtime_params])
+        paths = [self._path(n) for n in kernel.runtime_params]
+        if all(len(p) == 1 for p in paths):
+            return kernel.make_runner([p[0] for p in paths])
+        # a tuple argument: its runtime leaves (`t.0`, `t.1.0`) picked out of the values
+        inner = kernel.make_runner(list(range(len(paths))))
+
+        def run_leaves(grid, vals, stream):
+            leaves = []
+            for first, *rest in paths:
+                v = vals[first]
+                for i in rest:
+                    v = v[i]
+                leaves.append(v)
+            return inner(grid, leaves, stream)
+
+        return run_leaves
+
+    def _path(self, name: str) -> tuple[int, ...]:
+        """Where runtime parameter `name` is: (parameter index, tuple indices...)."""
+        head, *rest = name.split(".")
+        return (self.param_index[head], *map(int, rest))
 
 
 def jit(fn=None, *, do_not_specialize=(), debug=None, interpret=None, noinline=False, **_ignored):

@@ -5,6 +5,9 @@ As upstream: an array argument becomes a pointer to its dtype, marked
 `tt.divisibility = 16` when its address is 16-byte aligned; a Python int is `i32` when it
 fits, else `i64` (`u64` past 2**63), is marked divisible by 16 when it is, and becomes a
 constant when it equals 1; a float is `fp32`; a bool is `i1`; `None` is a constexpr.
+Subclasses count as their base (upstream's rules test `isinstance`): `np.float64` is a
+Python float, so it is `fp32` too; every other numpy scalar (`np.float32`, `np.int64`,
+`np.bool_`, ...) is refused, as upstream refuses it.
 
 `RULES` says, per argument kind, which facts are keyed, each as a Python expression over
 `{a}` (the argument) and `{p}` (its address, read once):
@@ -15,9 +18,9 @@ constant when it equals 1; a float is `fp32`; a bool is `i1`; `None` is a conste
 | `int` | `== 1`; `& 15 == 0`; fits i32; fits i64 | the constant 1, else i32 / i64 / u64, divisible by 16 |
 | `int`, `do_not_specialize` | fits i32; fits i64 | i32 / i64 / u64 |
 | an array, `do_not_specialize` | its dtype (and `is_cuda`) | `*<dtype>` |
-| `float`, `bool`, `None` | (the kind itself) | fp32, i1, the constant None |
-| a numpy scalar | its dtype | its type |
-| a `tl.constexpr` parameter (or a `constexpr` value) | the value | a constant |
+| `float` (also `np.float64`), `bool`, `None` | (the kind itself) | fp32, i1, the constant None |
+| a `tl.constexpr` parameter (or a `constexpr` value, a `@jit` function) | the value | a constant |
+| a tuple (also nested) | each element's kind and facts, by these rules | one leaf per element, named `t.0`, `t.1.2`, ... |
 
 then the options `num_warps` and `num_stages` (None when not given) and, when the kernel
 does not fix `interpret`, TRITIUM_INTERPRET (`config.INTERPRET.on`).
@@ -45,7 +48,9 @@ from tritium import config
 from tritium.dtype_names import dtype_to_triton, unsupported_dtype
 from tritium.errors import ArgumentError
 from tritium.frontend import core, param_annotations
+from tritium.frontend.builtins import is_builtin
 from tritium.frontend.core import constexpr
+from tritium.frontend.kernel_source import KernelSource
 from tritium.frontend.ttir import KernelSpec
 from tritium.options import IGNORED_LAUNCH_OPTIONS
 from tritium.runtime.array_kinds import KINDS, kind_of
@@ -99,7 +104,17 @@ class KeyRule:
         return [part.format(a=arg, p=ptr) for part in self.parts]
 
 
-KINDS_NS = {"_np_dtype": np.dtype}  # names the array kinds' expressions use
+def _tuple_key(t: tuple) -> tuple:
+    """A tuple argument's part of the key: per element, its kind and its facts."""
+    out = []
+    for v in t:
+        rule = RULES[value_kind(v), RUNTIME]
+        out.append((rule.kind, *rule.read(v)))
+    return tuple(out)
+
+
+# names the rules' expressions use (the array kinds', the tuple key)
+KINDS_NS = {"_np_dtype": np.dtype, "_tuple_key": _tuple_key}
 
 
 def _array_rule(kind, spec: int) -> KeyRule:
@@ -121,8 +136,9 @@ def _rules() -> dict[tuple[str, int], KeyRule]:
         out["float", spec] = KeyRule("float")
         out["bool", spec] = KeyRule("bool")
         out["none", spec] = KeyRule("none")
-        out["np_scalar", spec] = KeyRule("np_scalar", ("{a}.dtype",), ("dtype",))
         out["constexpr", spec] = KeyRule("constexpr", ("{a}",), ("value",))
+        # as upstream, a tuple's elements are specialised as ordinary arguments
+        out["tuple", spec] = KeyRule("tuple", ("_tuple_key({a})",), ("elements",))
     out["int", RUNTIME] = KeyRule(
         "int", (IS_ONE, DIV16, FITS_I32, FITS_I64), ("is_one", "div16", "i32", "i64")
     )
@@ -145,10 +161,16 @@ def value_kind(v) -> str:
     array = kind_of(v)
     if array is not None:
         return array.name
-    if isinstance(v, constexpr):
-        return "constexpr"
-    if isinstance(v, np.generic):
-        return "np_scalar"
+    if isinstance(v, constexpr) or isinstance(v, KernelSource) or is_builtin(v):
+        return "constexpr"  # as upstream, a @jit function (or a tl builtin) is a constant
+    if isinstance(v, tuple):
+        return "tuple"
+    if isinstance(v, np.generic) and not isinstance(v, float):
+        raise ArgumentError(
+            f"cannot pass a numpy.{type(v).__name__} to a kernel (upstream Triton refuses "
+            "numpy scalars too, except np.float64, a Python float, which is fp32): pass "
+            "int(x), float(x) or bool(x)"
+        )
     if isinstance(v, bool):
         return "bool"
     if isinstance(v, numbers.Integral):
@@ -225,39 +247,40 @@ def build_spec(fn, vals) -> KernelSpec:
     spec = KernelSpec()
     annotated, _ = param_annotations.param_types(fn)
     for name, v, declared in zip(fn.arg_names, vals, fn.kinds):
-        rule = rule_for(v, declared)
-        facts = dict(zip(rule.names, rule.read(v)))
-        kind = rule.kind
-        if name in annotated and kind not in ("constexpr", "none"):  # `n: tl.int64`, ...
-            param_annotations.specialise(spec, name, annotated[name], kind, facts, v)
-        elif kind == "constexpr":
-            spec.constants[name] = _constant(facts["value"])
-        elif kind == "none":
-            spec.constants[name] = constexpr(None)
-        elif kind == "float":
-            spec.types[name] = _dtype("fp32")
-        elif kind == "bool":
-            spec.types[name] = _dtype("i1")
-        elif kind == "np_scalar":
-            sig = dtype_to_triton(facts["dtype"])
-            if sig is None:
-                raise ArgumentError(
-                    f"argument '{name}': arguments of dtype {facts['dtype']} cannot be passed "
-                    "to a kernel"
-                )
-            spec.types[name] = _dtype(sig)
-        elif kind == "int":
-            if facts.get("is_one"):
-                spec.constants[name] = constexpr(1)
-                continue
-            spec.types[name] = _dtype(int_signature(int(v)))
-            if facts.get("div16"):
-                spec.divisible_by_16.add(name)
-        else:  # an array
-            elem = dtype_to_triton(facts["dtype"])
-            if elem is None:
-                raise ArgumentError(f"argument '{name}': {unsupported_dtype(facts['dtype'])}")
-            spec.types[name] = _dtype("*" + elem)
-            if facts.get("aligned"):
-                spec.divisible_by_16.add(name)
+        _specialise(spec, name, v, rule_for(v, declared), annotated.get(name))
     return spec
+
+
+def _specialise(spec: KernelSpec, name: str, v, rule: KeyRule, annotated) -> None:
+    """Put argument `v` of parameter (or tuple leaf) `name` into `spec`, by `rule`'s facts."""
+    facts = dict(zip(rule.names, rule.read(v)))
+    kind = rule.kind
+    if kind == "tuple":  # one leaf per element, `name.0`, `name.1`, ... (frontend: ttir.py)
+        if not v:
+            spec.constants[name] = constexpr(())
+        for i, x in enumerate(v):
+            _specialise(spec, f"{name}.{i}", x, RULES[value_kind(x), RUNTIME], None)
+    elif annotated is not None and kind not in ("constexpr", "none"):  # `n: tl.int64`
+        param_annotations.specialise(spec, name, annotated, kind, facts, v)
+    elif kind == "constexpr":
+        spec.constants[name] = _constant(facts["value"])
+    elif kind == "none":
+        spec.constants[name] = constexpr(None)
+    elif kind == "float":
+        spec.types[name] = _dtype("fp32")
+    elif kind == "bool":
+        spec.types[name] = _dtype("i1")
+    elif kind == "int":
+        if facts.get("is_one"):
+            spec.constants[name] = constexpr(1)
+            return
+        spec.types[name] = _dtype(int_signature(int(v)))
+        if facts.get("div16"):
+            spec.divisible_by_16.add(name)
+    else:  # an array
+        elem = dtype_to_triton(facts["dtype"])
+        if elem is None:
+            raise ArgumentError(f"argument '{name}': {unsupported_dtype(facts['dtype'])}")
+        spec.types[name] = _dtype("*" + elem)
+        if facts.get("aligned"):
+            spec.divisible_by_16.add(name)

@@ -1,5 +1,7 @@
 """`import tritium.language as tl`: the Triton language, with upstream's names."""
 
+import builtins as _builtins
+
 from tritium.frontend.builtins import (  # noqa: F401
     abs,
     advance,
@@ -7,6 +9,7 @@ from tritium.frontend.builtins import (  # noqa: F401
     argmax,
     argmin,
     associative_scan,
+    assume,
     atomic_add,
     atomic_and,
     atomic_cas,
@@ -18,12 +21,14 @@ from tritium.frontend.builtins import (  # noqa: F401
     broadcast,
     broadcast_to,
     cast,
+    cat,
     ceil,
     clamp,
     constexpr_function,
     cos,
     cumprod,
     cumsum,
+    debug_barrier,
     device_assert,
     device_print,
     div_rn,
@@ -37,10 +42,16 @@ from tritium.frontend.builtins import (  # noqa: F401
     fma,
     full,
     full_like,
+    gather,
+    histogram,
+    inline_asm_elementwise,
+    join,
     load,
+    load_tensor_descriptor,
     log,
     log2,
     make_block_ptr,
+    make_tensor_descriptor,
     max,
     max_constancy,
     max_contiguous,
@@ -56,13 +67,16 @@ from tritium.frontend.builtins import (  # noqa: F401
     reshape,
     rsqrt,
     sin,
+    split,
     sqrt,
     sqrt_rn,
     static_assert,
     static_print,
     store,
+    store_tensor_descriptor,
     sum,
     tanh,
+    tensor_descriptor,
     trans,
     umulhi,
     view,
@@ -100,9 +114,34 @@ from tritium.frontend.core import (  # noqa: F401
     void,
 )
 from tritium.frontend.iterators import range, static_range  # noqa: F401
-from tritium.frontend.standard import cdiv, sigmoid, softmax, swizzle2d  # noqa: F401
+from tritium.frontend.random import (  # noqa: F401
+    pair_uniform_to_normal,
+    philox,
+    philox_impl,
+    rand,
+    rand4x,
+    randint,
+    randint4x,
+    randn,
+    randn4x,
+    uint_to_uniform_float,
+)
+from tritium.frontend.standard import (  # noqa: F401
+    bitonic_merge,
+    cdiv,
+    flip,
+    interleave,
+    sigmoid,
+    softmax,
+    sort,
+    swizzle2d,
+    topk,
+)
 
 bool = int1  # noqa: A001
+# upstream's `tl.tuple`: a kernel's tuples are Python tuples (`tl.tuple([a, b])`,
+# `isinstance(t, tl.tuple)`)
+tuple = _builtins.tuple  # noqa: A001
 
 
 class PropagateNan:

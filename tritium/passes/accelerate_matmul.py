@@ -24,8 +24,11 @@ up to the store) into #mma, as upstream's second run does; the converts to dot-o
 layouts go through shared memory (optimize-dot-operands, or the software pipeliner).
 
 warpsPerCTA is upstream's `warpsPerTileV2`: warps double along M while M / 16 per warp is
-at least N / 16 per warp, else along N; a dot whose result feeds another dot
-(attention) puts all warps along the longer of M and N; a batched dot along the batch.
+at least N / 16 per warp, else along N; a dot chained to another (one's result reaches
+the other's operands, as in attention) takes the other's warps if it is on mma already,
+else puts all warps along the longer of M and N; a batched dot along the batch. So both
+dots of attention share one #mma with warps along M only, and P = softmax(Q K^T) reaches
+P @ V in registers (optimize-dot-operands leaves that conversion alone).
 kWidth is 32 / element bits: 2 for fp16 / bf16 (m16n8k16), 1 for tf32 (m16n8k8), 4 for
 int8 / fp8 (m16n8k32). Unlike upstream, which upcasts fp8 to fp16 for mma v2 on any target
 but sm_89, tritium keeps fp8 on the fp8 tensor cores on sm_90 too (mma.sync has them there).
@@ -92,28 +95,45 @@ def mma_k_width(dot: tt.DotOp, capability: int) -> int | None:
     return k_width
 
 
-def _feeds_another_dot(dot: tt.DotOp) -> bool:
-    """Whether the dot's result reaches another tt.dot in the same region."""
-    seen: set[int] = set()
+def _chained_dots(dot: tt.DotOp) -> list[tt.DotOp]:
+    """The other tt.dots of the dot's region that its result reaches or that reach its
+    operands (upstream's multiRootGetSlice, forward and backward, within the region)."""
+    region = dot.parent_region()
+    found: list[tt.DotOp] = []
+    seen: set[int] = {id(dot)}
+
+    def visit(op: Operation) -> bool:
+        if id(op) in seen or op.parent_region() is not region:
+            return False
+        seen.add(id(op))
+        if isinstance(op, tt.DotOp):
+            found.append(op)
+        return True
+
     todo: list[SSAValue] = [dot.d]
-    while todo:
-        v = todo.pop()
-        for use in v.uses:
-            user = use.operation
-            if id(user) in seen or user.parent_region() is not dot.parent_region():
-                continue
-            seen.add(id(user))
-            if isinstance(user, tt.DotOp) and user is not dot:
-                return True
-            todo += list(user.results)
-    return False
+    while todo:  # forward
+        for use in todo.pop().uses:
+            if visit(use.operation):
+                todo += list(use.operation.results)
+    todo = list(dot.operands)
+    while todo:  # backward
+        owner = todo.pop().owner
+        if isinstance(owner, Operation) and visit(owner):
+            todo += list(owner.operands)
+    return found
 
 
 def warps_per_tile(dot: tt.DotOp | None, shape: tuple[int, ...], num_warps: int) -> list[int]:
     """upstream's `warpsPerTileV2` (see the module docstring; `dot` None: not chained)."""
     if len(shape) == 3:
         return [num_warps, 1, 1]
-    if dot is not None and _feeds_another_dot(dot):
+    chained = _chained_dots(dot) if dot is not None else []
+    for other in chained:
+        enc = encoding_of(other.d.type)
+        if isinstance(enc, NvidiaMmaEncodingAttr) and len(shape_of(other.d.type)) == len(shape):
+            return list(enc.warpsPerCTA)  # already placed: the same warps, so the result
+            # of one feeds the other in registers (mma -> dot operand, no shared memory)
+    if chained:
         return [num_warps, 1] if shape[0] >= shape[1] else [1, num_warps]
     ret = [1, 1]
     per_warp = (16, 8)

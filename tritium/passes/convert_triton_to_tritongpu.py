@@ -25,8 +25,17 @@ framework would materialize):
 * `tt.trans` takes its operand in its result's layout with the dims permuted back (a
   `ttg.convert_layout` in front moves the data; the trans is then a register permutation);
 * `tt.dot` keeps blocked layouts: its result and accumulator get upstream's FMA layout
-  (2x2 or 4x4 elements per thread for large tiles), its operands their default layout
-  (dot-operand and mma layouts belong to a later stage);
+  (2x2 or 4x4 elements per thread for large tiles; a batched (3D) dot puts its warps
+  along the batch first), its operands their default layout (dot-operand and mma layouts
+  belong to a later stage);
+* `tt.join`'s result is its operands' layout with the new dim of 2 in each thread's
+  registers (sizePerThread 2, fastest), and `tt.split` takes its operand in that form of
+  its results' layout, as upstream: both are then register moves; `tt.cat` takes its
+  operands in its result's layout (each thread then holds both halves' elements at the
+  position it needs: a select);
+* `tt.gather`'s source gets a layout that holds the gathered axis within each warp
+  (`gather_source_layout`), so the gather can be warp shuffles; its indices and result
+  keep their default layout; `tt.histogram`'s mask takes its operand's layout;
 * loop-carried values, `scf.if` / `scf.while` results, block arguments and function
   arguments/results take the default layout, and whatever flows into them is converted
   to it;
@@ -77,6 +86,49 @@ def dot_layout(
     return blocked_layout(shape, size, list(range(rank - 1, -1, -1)), num_warps, threads_per_warp)
 
 
+def batched_dot_layout(
+    shape: tuple[int, ...], num_warps: int, threads_per_warp: int
+) -> BlockedEncodingAttr:
+    """A 3D (batched) dot's FMA layout: warps along the batch first (as upstream's mma
+    layout for 3D dots), each warp's (M, N) part as `dot_layout` would lay it out."""
+    batch, m, n = shape
+    wb = min(num_warps, batch)
+    inner = dot_layout((m, n), num_warps // wb, threads_per_warp)
+    return BlockedEncodingAttr(
+        [1, *inner.sizePerThread],
+        [1, *inner.threadsPerWarp],
+        [wb, *inner.warpsPerCTA],
+        [2, 1, 0],
+    )
+
+
+def joined_layout(operand: Attribute) -> Attribute | None:
+    """`tt.join`'s result layout for operands in `operand`: the new minor dim of size 2 in
+    each thread's registers (sizePerThread 2, fastest in `order`), as upstream."""
+    if not isinstance(operand, BlockedEncodingAttr):
+        return None
+    return BlockedEncodingAttr(
+        [*operand.sizePerThread, 2],
+        [*operand.threadsPerWarp, 1],
+        [*operand.warpsPerCTA, 1],
+        [operand.rank, *operand.order],
+    )
+
+
+def gather_source_layout(
+    shape: tuple[int, ...], axis: int, num_warps: int, threads_per_warp: int
+) -> BlockedEncodingAttr:
+    """A `tt.gather` source layout with `axis` inside each warp: lanes (then registers)
+    along `axis` first, the other dims after. A 1D source is then whole in every warp
+    (replicated across warps), so any index can be read with warp shuffles."""
+    rank = len(shape)
+    lanes = min(threads_per_warp, shape[axis])
+    size = [1] * rank
+    size[axis] = max(1, shape[axis] // lanes)
+    order = [axis] + [d for d in range(rank - 1, -1, -1) if d != axis]
+    return blocked_layout(shape, size, order, num_warps, threads_per_warp)
+
+
 def transposed_operand_layout(result: Attribute, order: list[int]) -> Attribute | None:
     """The layout a `tt.trans` operand needs so the transpose moves no data: the result's
     blocked layout with its dims permuted back (result dim i is operand dim order[i]).
@@ -112,7 +164,11 @@ class _Layouts:
             src = op.srcs[0].type
             return SliceEncodingAttr(op.axis.value.data, self.default(src))
         if isinstance(op, tt.DotOp):
+            if len(shape_of(t)) == 3:
+                return batched_dot_layout(shape_of(t), self.num_warps, self.threads_per_warp)
             return dot_layout(shape_of(t), self.num_warps, self.threads_per_warp)
+        if isinstance(op, tt.JoinOp):
+            return joined_layout(self.default(op.lhs.type))
         return self.default(t)
 
     def expected(self, op: Operation, index: int, t: Attribute) -> Attribute | None:
@@ -125,6 +181,20 @@ class _Layouts:
             return encoding_of(op.d.type)
         if isinstance(op, tt.TransOp):
             return transposed_operand_layout(encoding_of(op.result.type), op.order_list)
+        if isinstance(op, tt.JoinOp):
+            return self.default(t)
+        if isinstance(op, tt.SplitOp):
+            return joined_layout(encoding_of(op.outLHS.type))
+        if isinstance(op, tt.CatOp):
+            return encoding_of(op.result.type)
+        if isinstance(op, tt.GatherOp):
+            if index == 0:
+                return gather_source_layout(
+                    shape_of(t), op.axis_int, self.num_warps, self.threads_per_warp
+                )
+            return encoding_of(op.result.type)
+        if isinstance(op, tt.HistogramOp) and index == 1:
+            return encoding_of(op.src.type)
         if isinstance(op, ConvertLayoutOp):
             return None
         flows_into = expected_operand_types(op)

@@ -34,7 +34,9 @@ shared-memory buffers `num_stages - 1` iterations ahead.
 
 Which loads: in an `scf.for` whose body holds a `tt.dot`, a `tt.load` whose only use
 reaches a `ttg.convert_layout` to a dot-operand layout (through single-use elementwise
-ops such as a bitcast), with no `other` or a zero one (cp.async zero-fills masked
+ops such as a bitcast, layout conversions, and one `tt.trans`: then the pointers and
+mask are transposed, a register permutation, and the copy writes the transposed tile,
+which the dot reads as is: `tl.dot(q, tl.trans(k))`), with no `other` or a zero one (cp.async zero-fills masked
 elements), whose address and mask are computed by side-effect-free ops, and that moves
 at least 4 bytes per copy (cp.async's minimum). Its address/mask computation (the
 backward slice inside the body, through loop-carried values: the pointer increments)
@@ -43,6 +45,8 @@ iterations 0 .. num_stages - 2 and into the loop for iteration k + num_stages - 
 its own copies of the loop-carried values it needs. Everything else stays in place
 (stage `num_stages - 1`); loop-carried values only stage 0 needs are dropped. Copies of
 iterations past the end are masked off (predication, no epilogue loop), as upstream.
+A loop's own `tt.num_stages` (`tl.range(..., num_stages=)`) replaces the kernel's
+`num_stages` for that loop, as upstream (below 2: not pipelined).
 
 Where this differs from upstream 3.6: upstream allocates `num_stages - 1` buffers and
 issues the copies after the dot, into the buffer the dot just read, so its membar adds a
@@ -61,8 +65,8 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
@@ -71,7 +75,7 @@ from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 from tritium.ir import arith, tt
 from tritium.ir.arith import constant_value
 from tritium.ir.shared_layout import memdesc_tile
-from tritium.ir.ttg import ConvertLayoutOp
+from tritium.ir.ttg import BlockedEncodingAttr, ConvertLayoutOp
 from tritium.ir.ttg_memory import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
@@ -84,6 +88,7 @@ from tritium.ir.ttg_memory import (
 from tritium.ir.ttg_mma import DotOperandEncodingAttr, MemDescType, memdesc_bytes
 from tritium.ir.types import bitwidth, element_type, encoding_of, i1, i32, shape_of, with_element
 from tritium.passes.accelerate_matmul import compute_capability
+from tritium.passes.convert_triton_to_tritongpu import transposed_operand_layout
 from tritium.passes.dce import has_volatile_access
 from tritium.passes.optimize_dot_operands import operand_buffer_type
 from tritium.passes.utils import is_elementwise, make_constant, set_type
@@ -109,6 +114,7 @@ class PipelinedLoad:
     chain: list[Operation]
     convert: ConvertLayoutOp
     buffer: MemDescType  # one stage
+    transposed: bool = False  # a tt.trans in the chain: the tile holds the transpose
 
 
 @dataclass
@@ -147,7 +153,9 @@ def _operands_deep(op: Operation):
 
 
 def _dot_operand_use(load: tt.LoadOp) -> tuple[list[Operation], ConvertLayoutOp] | None:
-    """The single-use chain from `load` to a convert into a dot-operand layout."""
+    """The single-use chain from `load` to a convert into a dot-operand layout: unary
+    elementwise ops, converts between distributed layouts and at most one 2D `tt.trans`
+    (`tl.trans(k)` of attention's q @ k^T: the copy then writes the transposed tile)."""
     chain: list[Operation] = []
     v: SSAValue = load.result
     while True:
@@ -158,16 +166,24 @@ def _dot_operand_use(load: tt.LoadOp) -> tuple[list[Operation], ConvertLayoutOp]
         if user.parent_block() is not load.parent_block():
             return None
         if isinstance(user, ConvertLayoutOp):
-            enc = encoding_of(user.result.type)
-            if not isinstance(enc, DotOperandEncodingAttr):
+            if isinstance(encoding_of(user.result.type), DotOperandEncodingAttr):
+                return chain, user
+        elif isinstance(user, tt.TransOp):
+            if user.order_list != [1, 0] or any(isinstance(c, tt.TransOp) for c in chain):
                 return None
-            return chain, user
-        if not is_elementwise(user) or len(user.operands) != 1 or len(user.results) != 1:
+        elif not is_elementwise(user) or len(user.operands) != 1 or len(user.results) != 1:
             return None
-        if shape_of(user.results[0].type) != shape_of(v.type):
+        elif shape_of(user.results[0].type) != shape_of(v.type):
             return None
         chain.append(user)
         v = user.results[0]
+
+
+def transposed_type(t: Attribute) -> Attribute:
+    """A 2D tensor type with its dims swapped and its blocked layout permuted to match (so
+    `tt.trans` to it moves no data)."""
+    enc = transposed_operand_layout(encoding_of(t), [1, 0])
+    return TensorType(element_type(t), list(reversed(shape_of(t))), enc)
 
 
 def _zero_other(load: tt.LoadOp) -> bool:
@@ -218,14 +234,18 @@ def _find_loads(loop: scf.ForOp, axis) -> list[tuple[PipelinedLoad, set[int], se
         bits = bitwidth(element_type(t))
         if axis.vector_width(op) * bits < 32:
             continue  # cp.async moves 4, 8 or 16 bytes
-        buffer = operand_buffer_type(t, encoding_of(convert.result.type))
+        transposed = any(isinstance(c, tt.TransOp) for c in chain)
+        if transposed and not isinstance(encoding_of(t), BlockedEncodingAttr):
+            continue
+        tile_type = transposed_type(t) if transposed else t
+        buffer = operand_buffer_type(tile_type, encoding_of(convert.result.type))
         if memdesc_tile(buffer).contiguous * bits < 32:
             continue
         roots = [op.ptr] + [v for v in (op.mask, op.other) if v is not None]
         sl = _slice(loop, roots)
         if sl is None:
             continue
-        out.append((PipelinedLoad(op, chain, convert, buffer), *sl))
+        out.append((PipelinedLoad(op, chain, convert, buffer, transposed), *sl))
     return out
 
 
@@ -341,6 +361,9 @@ def _issue(emit: _Emitter, plan: LoopPlan, mapping, bufs, index: SSAValue, pred:
         mask = emit(tt.SplatOp(pred, mask_type)).result
         if p.load.mask is not None:
             mask = emit(arith.AndIOp(mask, mapping.get(p.load.mask, p.load.mask))).result
+        if p.transposed:  # the copy writes the transposed tile (a register permutation)
+            ptr = emit(tt.TransOp(ptr, [1, 0], transposed_type(ptr.type))).result
+            mask = emit(tt.TransOp(mask, [1, 0], transposed_type(mask.type))).result
         copy = AsyncCopyGlobalToLocalOp(ptr, view, mask)
         for prop in ("cache", "evict"):
             if getattr(p.load, prop) is not None:
@@ -449,41 +472,52 @@ def pipeline_loop(plan: LoopPlan, stages: int) -> scf.ForOp:
 
 
 def _read_stage(emit: _Emitter, p: PipelinedLoad, buf, index, token) -> None:
-    """Replace the convert (and the chain before it) by a local_load of the stage."""
+    """Replace the convert (and the chain before it) by a local_load of the stage; the
+    chain's elementwise ops follow in the dot-operand layout (its converts and trans are
+    done: the tile is already in the operand's orientation)."""
     view = emit(MemDescIndexOp(buf, index)).result
-    dot_enc = encoding_of(p.convert.result.type)
-    load_type = p.load.result.type
-    from tritium.ir.types import with_encoding
-
-    ld = LocalLoadOp(view, with_encoding(load_type, dot_enc), token)
+    operand = p.convert.result.type
+    ld = LocalLoadOp(view, with_element(operand, element_type(p.load.result.type)), token)
     ld.location = p.load.location
     value = emit(ld).result
     for op in p.chain:
+        if isinstance(op, ConvertLayoutOp | tt.TransOp):
+            continue
         new = emit(op.clone(value_mapper={op.operands[0]: value}))
-        value = set_type(new.results[0], with_encoding(op.results[0].type, dot_enc))
+        value = set_type(new.results[0], with_element(operand, element_type(op.results[0].type)))
     p.convert.result.replace_all_uses_with(value)
 
 
 # --------------------------------------------------------------------------- the pass
 
 
+def loop_stages(loop: scf.ForOp, num_stages: int) -> int:
+    """The stages asked for `loop`: its own `tt.num_stages` (`tl.range(..., num_stages=)`),
+    as upstream, else the kernel's `num_stages`."""
+    attr = loop.attributes.get("tt.num_stages")
+    return attr.value.data if isinstance(attr, IntegerAttr) else num_stages
+
+
 def software_pipeline(module: ModuleOp, num_stages: int = 3) -> int:
     """Pipeline every eligible loop of `module` in place; returns how many were."""
-    if num_stages < 2 or compute_capability(module) < 80:
+    loops = [op for op in module.walk() if isinstance(op, scf.ForOp)]
+    if all(loop_stages(loop, num_stages) < 2 for loop in loops):
+        return 0
+    if compute_capability(module) < 80:
         return 0
     from tritium.analysis.axis_info import AxisInfoAnalysis
 
     axis = AxisInfoAnalysis(module)
     capability = compute_capability(module)
     plans = []
-    for op in module.walk():
-        if isinstance(op, scf.ForOp):
+    for op in loops:
+        if loop_stages(op, num_stages) >= 2:
             plan = plan_loop(op, axis)
             if plan is not None:
                 plans.append(plan)
     done = 0
     for plan in plans:
-        stages = choose_stages(plan, num_stages, capability)
+        stages = choose_stages(plan, loop_stages(plan.loop, num_stages), capability)
         if stages:
             pipeline_loop(plan, stages)
             done += 1

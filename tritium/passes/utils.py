@@ -37,6 +37,7 @@ _TT_ELEMENTWISE = {
     "tt.mulhiui",
     "tt.clampf",
     "tt.extern_elementwise",
+    "tt.elementwise_inline_asm",  # a pure one (an impure one is not moved or duplicated)
 }
 
 
@@ -47,6 +48,8 @@ def is_elementwise(op: Operation) -> bool:
         return False
     name = op.name
     if name == "arith.constant":
+        return False
+    if isinstance(op, tt.ElementwiseInlineAsmOp) and not op.pure.value.data:
         return False
     if not (name.startswith("arith.") or name.startswith("math.") or name in _TT_ELEMENTWISE):
         return False
@@ -61,7 +64,11 @@ MEMORY_OPS = (tt.LoadOp, tt.StoreOp, tt.AtomicRMWOp, tt.AtomicCASOp)
 
 def same_layout_values(op: Operation) -> list[SSAValue]:
     """The tensor operands/results of `op` that must all carry the same layout."""
-    if is_elementwise(op) or isinstance(op, tt.BroadcastOp) or _same_shape_reshape(op):
+    if (
+        is_elementwise(op)
+        or isinstance(op, tt.BroadcastOp | tt.ElementwiseInlineAsmOp)
+        or _same_shape_reshape(op)
+    ):
         return [v for v in (*op.operands, *op.results) if is_tensor(v.type)]
     if isinstance(op, MEMORY_OPS):
         return [v for v in (*op.operands, *op.results) if is_tensor(v.type)]

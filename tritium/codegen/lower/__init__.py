@@ -5,12 +5,16 @@ Importing this package registers every op's lowering in `context.LOWERINGS`.
 
 from tritium.codegen.lower import (  # noqa: F401  (registration by import)
     assert_op,
+    assume,
     async_copy,
     atomic,
     control_flow,
     convert_layout,
     dot,
     elementwise,
+    gather,
+    histogram,
+    inline_asm,
     libdevice,
     local_memory,
     math_ops,

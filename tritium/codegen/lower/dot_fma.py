@@ -10,7 +10,8 @@ In the dot-operand layouts a thread holds whole K rows of A for exactly the rows
 accumulator registers (and whole K columns of B for its columns), so everything is
 register-local: accumulator register (m, n) takes A register (m, k) and B register (k, n).
 K is the outer loop (each step's FMAs are independent), in ascending order, as upstream
-sums. fp16 / bf16 operands are widened to the accumulator's type first (each once);
+sums. A batched (3D) dot is the same with the batch index in front of every coordinate:
+accumulator (b, m, n) takes A's (b, m, k) and B's (b, k, n). fp16 / bf16 operands are widened to the accumulator's type first (each once);
 integers multiply-add in the accumulator's width; floats use `llvm.fmuladd` (fma.rn).
 """
 
@@ -76,13 +77,11 @@ K_CHUNK = 4
 
 def lower_fma_dot(ctx: FunctionLowering, op: Operation) -> None:
     b = ctx.builder
-    if len(shape_of(op.d.type)) != 2:
-        raise unsupported(op, "batched (3D) dots are not supported")
     lc = ctx.layout(op.d.type)
     ty = llvm_type(op.d.type)
     a, bb = _Operand(ctx, op.a, ty), _Operand(ctx, op.b, ty)
     acc = list(ctx.get(op.c))
-    K = shape_of(op.a.type)[1]
+    K = shape_of(op.a.type)[-1]
     if is_float_type(ty):
         fma = ctx.intrinsic(f"llvm.fmuladd.{_suffix(ty)}", ty, [ty, ty, ty])
 
@@ -96,25 +95,24 @@ def lower_fma_dot(ctx: FunctionLowering, op: Operation) -> None:
 
     coords = [lc.register_coord(r) for r in range(lc.num_registers)]
     first = register_index(lc)
-    rows = sorted({m for m, _ in coords})
-    cols = sorted({n for _, n in coords})
+    # (batch..., m) of A's rows and (batch..., n) of B's columns this thread needs
+    rows = sorted({c[:-1] for c in coords})
+    cols = sorted({(*c[:-2], c[-1]) for c in coords})
     for k0 in range(0, K, K_CHUNK):
         ks = range(k0, min(K, k0 + K_CHUNK))
-        a.fetch([(m, k) for m in rows for k in ks])
-        bb.fetch([(k, n) for k in ks for n in cols])
+        a.fetch([(*row, k) for row in rows for k in ks])
+        bb.fetch([(*col[:-1], k, col[-1]) for k in ks for col in cols])
         for k in ks:
             done: dict[int, ir.Value] = {}
-            for r, (m, n) in enumerate(coords):
-                lead = first[(m, n)]
+            for r, c in enumerate(coords):
+                lead = first[c]
                 if lead != r:  # a duplicate register (replicated layout): same value
                     acc[r] = done[lead]
                     continue
                 try:
-                    x, y = a.get((m, k)), bb.get((k, n))
+                    x, y = a.get((*c[:-1], k)), bb.get((*c[:-2], k, c[-1]))
                 except KeyError:
-                    raise unsupported(
-                        op, f"no operand registers for ({m}, {n}) at k = {k}"
-                    ) from None
+                    raise unsupported(op, f"no operand registers for {c} at k = {k}") from None
                 acc[r] = done[r] = step(x, y, acc[r])
     ctx.set(op.d, acc)
 

@@ -101,20 +101,35 @@ def local_load(ctx: FunctionLowering, op: Operation) -> None:
 
 
 def read_by_mma(op: Operation) -> bool:
-    """Whether every use of a local_load is an mma.sync dot in its block, which then reads
-    the tile itself, K step by K step (fewer live registers, loads next to their mmas)."""
+    """Whether every use of a local_load is an mma.sync dot, which then reads the tile
+    itself, K step by K step (fewer live registers, loads next to their mmas). The dots
+    are in the load's block, or anywhere when the tile is written once, by its
+    `local_alloc`: attention's Q, loaded before the loop, is re-read by each iteration's
+    dot with ldmatrix as upstream does, not held in registers across the loop."""
     enc = encoding_of(op.result.type)
     if not isinstance(enc, DotOperandEncodingAttr) or not isinstance(
         enc.parent, NvidiaMmaEncodingAttr
     ):
         return False
     uses = list(op.result.uses)
+    fixed = _written_once(op.operands[0])
     return bool(uses) and all(
         u.operation.name == "tt.dot"
         and u.index < 2
-        and u.operation.parent_block() is op.parent_block()
+        and (fixed or u.operation.parent_block() is op.parent_block())
         and isinstance(encoding_of(u.operation.results[0].type), NvidiaMmaEncodingAttr)
         for u in uses
+    )
+
+
+def _written_once(mem) -> bool:
+    """A tile that its `local_alloc` fills and nothing writes afterwards."""
+    alloc = mem.owner
+    return (
+        isinstance(alloc, Operation)
+        and alloc.name == "ttg.local_alloc"
+        and bool(alloc.operands)
+        and all(u.operation.name == "ttg.local_load" for u in alloc.results[0].uses)
     )
 
 

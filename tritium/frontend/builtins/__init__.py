@@ -10,15 +10,19 @@ core, ir, and one another downwards (scan -> reduction -> combine -> elementwise
 combine.py's combine functions, being `@jit` functions, also need the `jit` decorator:
 
     base.py            `@builtin`, `is_builtin`, argument checks, `constexpr_function`
-    creation.py        program_id, num_programs, arange, full, zeros, zeros_like, full_like
+    creation.py        program_id, num_programs, arange, full, zeros, zeros_like, full_like, cat
     memory.py          load, store                 block_ptr.py   make_block_ptr, advance
     elementwise.py     where, maximum, minimum, clamp, exp, log, sqrt, ..., fdiv, fma, umulhi
-    shape.py           cast, to, broadcast_to, expand_dims, reshape, view, ravel, permute, trans
-    linear_algebra.py  dot                         hints.py       multiple_of, max_contiguous, ...
+    shape.py           cast, to, broadcast_to, expand_dims, reshape, view, ravel, permute, trans,
+                       join, split
+    linear_algebra.py  dot                         hints.py       multiple_of, max_contiguous, ...,
+                                                                  assume, debug_barrier
+    inline_asm.py      inline_asm_elementwise
+    tensor_descriptor.py  make_tensor_descriptor, tensor_descriptor (.load / .store), ...
     debug.py           static_assert, static_print, device_assert, device_print
     atomic.py          atomic_add, ..., atomic_cas
     reduction.py       reduce, sum, max, min, argmax, argmin, xor_sum
-    scan.py            associative_scan, cumsum, cumprod
+    scan.py            associative_scan, cumsum, cumprod, histogram, gather
     combine.py         the combine region of reductions and scans, the standard combine functions
 """
 
@@ -36,6 +40,7 @@ from tritium.frontend.builtins.base import builtin, constexpr_function, is_built
 from tritium.frontend.builtins.block_ptr import advance, make_block_ptr
 from tritium.frontend.builtins.creation import (
     arange,
+    cat,
     full,
     full_like,
     num_programs,
@@ -73,22 +78,37 @@ from tritium.frontend.builtins.elementwise import (
     umulhi,
     where,
 )
-from tritium.frontend.builtins.hints import max_constancy, max_contiguous, multiple_of
+from tritium.frontend.builtins.hints import (
+    assume,
+    debug_barrier,
+    max_constancy,
+    max_contiguous,
+    multiple_of,
+)
+from tritium.frontend.builtins.inline_asm import inline_asm_elementwise
 from tritium.frontend.builtins.linear_algebra import dot
 from tritium.frontend.builtins.memory import load, store
 from tritium.frontend.builtins.reduction import argmax, argmin, max, min, reduce, sum, xor_sum
-from tritium.frontend.builtins.scan import associative_scan, cumprod, cumsum
+from tritium.frontend.builtins.scan import associative_scan, cumprod, cumsum, gather, histogram
 from tritium.frontend.builtins.shape import (
     broadcast,
     broadcast_to,
     cast,
     expand_dims,
+    join,
     permute,
     ravel,
     reshape,
+    split,
     to,
     trans,
     view,
+)
+from tritium.frontend.builtins.tensor_descriptor import (
+    load_tensor_descriptor,
+    make_tensor_descriptor,
+    store_tensor_descriptor,
+    tensor_descriptor,
 )
 
 __all__ = [
@@ -98,6 +118,7 @@ __all__ = [
     "argmax",
     "argmin",
     "associative_scan",
+    "assume",
     "atomic_add",
     "atomic_and",
     "atomic_cas",
@@ -110,12 +131,14 @@ __all__ = [
     "broadcast_to",
     "builtin",
     "cast",
+    "cat",
     "ceil",
     "clamp",
     "constexpr_function",
     "cos",
     "cumprod",
     "cumsum",
+    "debug_barrier",
     "device_assert",
     "device_print",
     "div_rn",
@@ -129,11 +152,17 @@ __all__ = [
     "fma",
     "full",
     "full_like",
+    "inline_asm_elementwise",
+    "gather",
+    "histogram",
     "is_builtin",
+    "join",
     "load",
+    "load_tensor_descriptor",
     "log",
     "log2",
     "make_block_ptr",
+    "make_tensor_descriptor",
     "max",
     "max_constancy",
     "max_contiguous",
@@ -149,13 +178,16 @@ __all__ = [
     "reshape",
     "rsqrt",
     "sin",
+    "split",
     "sqrt",
     "sqrt_rn",
     "static_assert",
     "static_print",
     "store",
+    "store_tensor_descriptor",
     "sum",
     "tanh",
+    "tensor_descriptor",
     "to",
     "trans",
     "umulhi",

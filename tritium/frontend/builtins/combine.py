@@ -55,6 +55,12 @@ def combine_block(elts, combine_fn, return_op, what: str, semantic, generator) -
 
 # ---------------------------------------------------------------------- combine functions
 @KernelSource
+def _take_first(a, b):
+    """Keeps the first element: reducing a size-1 axis to a scalar, as upstream's core.py."""
+    return a
+
+
+@KernelSource
 def _sum_combine(a, b):
     return a + b
 

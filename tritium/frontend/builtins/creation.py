@@ -4,6 +4,8 @@
     offs = tl.arange(0, 128)      ->  %offs = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
     acc = tl.zeros((64, 64), tl.float32)
                                   ->  %acc = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+    c = tl.cat(a, b, can_reorder=True)
+                                  ->  %c = tt.cat %a, %b : tensor<64xf32> -> tensor<128xf32>
 
 Axes, bounds and shapes are compile-time integers; the rules live in `semantic.py`.
 """
@@ -56,4 +58,11 @@ def full_like(input, value, _semantic=None, _generator=None):
     return full(input.shape, value, input.dtype, _semantic=_semantic)
 
 
-__all__ = ["arange", "full", "full_like", "num_programs", "program_id", "zeros", "zeros_like"]
+@builtin
+def cat(input, other, can_reorder=False, _semantic=None, _generator=None):
+    """`input` then `other` (1D, one type). Upstream may reorder the elements and so
+    requires `can_reorder=True`; tritium keeps them in order."""
+    return _semantic.cat(unwrap(input), unwrap(other), bool(unwrap(can_reorder)))
+
+
+__all__ = ["arange", "cat", "full", "full_like", "num_programs", "program_id", "zeros", "zeros_like"]

@@ -39,8 +39,18 @@ def static_assert(cond, msg="", _semantic=None, _generator=None):
 
 
 @builtin
-def static_print(*values, _semantic=None, _generator=None):
-    print(*[unwrap(v) for v in values])
+def static_print(*values, sep=" ", end="\n", file=None, flush=False, _semantic=None,
+                 _generator=None):  # fmt: skip
+    """Print at compile time; a tensor prints as its type, `int32[8, 16]`, as upstream."""
+
+    def text(v):
+        v = unwrap(v)
+        if isinstance(v, tensor):
+            return f"{v.dtype}[{', '.join(str(d) for d in v.shape)}]"
+        return v
+
+    print(*[text(v) for v in values], sep=unwrap(sep), end=unwrap(end), file=unwrap(file),
+          flush=bool(unwrap(flush)))  # fmt: skip
 
 
 @builtin

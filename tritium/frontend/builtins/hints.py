@@ -1,10 +1,15 @@
-"""Compiler hints: `tl.multiple_of`, `tl.max_contiguous`, `tl.max_constancy`.
+"""Compiler hints (upstream's group of that name): `tl.multiple_of`, `tl.max_contiguous`,
+`tl.max_constancy`, `tl.assume`, `tl.debug_barrier`.
 
     offs = tl.multiple_of(pid * 1024, 16)   ->  %offs = arith.muli %pid, %c1024 {tt.divisibility = dense<16> : tensor<1xi32>} : i32
+    tl.assume(n > 0)                        ->  llvm.intr.assume %c : i1
+    tl.debug_barrier()                      ->  gpu.barrier
 
-Each sets an attribute (one value per dimension) on the op that made the value, for the
-axis analysis to trust; a value no op made (a function argument, a constexpr) is
-returned unchanged.
+The first three set an attribute (one value per dimension) on the op that made the
+value, for the axis analysis to trust; a value no op made (a function argument, a
+constexpr) is returned unchanged. `assume` is a promise handed to LLVM (`llvm.assume`;
+the axis analysis does not read it); `debug_barrier` is a `gpu.barrier`, which the
+membar pass counts as one already in place and the backend lowers to `bar.sync 0`.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from tritium.frontend.builtins.base import builtin
 from tritium.frontend.core import tensor, unwrap
 from tritium.frontend.semantic import SemanticError
 from tritium.ir import types as irt
+from tritium.ir.gpu import BarrierOp
+from tritium.ir.llvm import AssumeOp
 
 
 @builtin
@@ -47,4 +54,26 @@ def _hint(x, values, key: str):
     return x
 
 
-__all__ = ["max_constancy", "max_contiguous", "multiple_of"]
+@builtin
+def assume(cond, _semantic=None, _generator=None):
+    """Promise the compiler that the scalar `cond` holds (upstream's `tl.assume`)."""
+    c = unwrap(cond)
+    if not isinstance(c, tensor):
+        if not isinstance(c, (bool, int)):
+            raise SemanticError(f"tl.assume needs a boolean condition, got {c!r}")
+        if c:
+            return None  # known to hold: nothing to tell LLVM
+    c = _semantic.to_tensor(c)
+    if c.shape or not c.dtype.is_bool():
+        raise SemanticError(f"tl.assume needs a boolean scalar condition, got {c.type}")
+    _semantic.b.insert(AssumeOp(c.handle))
+    return None
+
+
+@builtin
+def debug_barrier(_semantic=None, _generator=None):
+    """Make every thread of the program wait here (upstream's `tl.debug_barrier`)."""
+    _semantic.b.insert(BarrierOp())
+
+
+__all__ = ["assume", "debug_barrier", "max_constancy", "max_contiguous", "multiple_of"]

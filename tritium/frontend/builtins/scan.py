@@ -1,4 +1,6 @@
-"""The scan builtins: `tl.associative_scan`, `tl.cumsum`, `tl.cumprod`.
+"""The scan and sort builtins (upstream's group): `tl.associative_scan`, `tl.cumsum`,
+`tl.cumprod`, `tl.histogram`, `tl.gather` (`sort`, `topk`, `flip` are library functions
+written in the language: standard.py).
 
     y = tl.associative_scan(x, axis, combine_fn, reverse=False)   # x: tensor or tuple
     y = tl.cumsum(x, axis=0, reverse=False, dtype=None)
@@ -8,6 +10,9 @@ A scan builds one `tt.scan`: an inclusive scan along `axis` whose combine region
 inlined `@jit` `combine_fn` (the running values, then the new elements; returns one
 value per scanned tensor). `reverse=True` scans from the last element down. Results
 have the operands' shapes and dtypes.
+
+    h = tl.histogram(x, num_bins, mask=None)   # counts of 0 <= x < num_bins: int32[num_bins]
+    g = tl.gather(src, index, axis)            # src[.., index[i], ..] along axis; index's shape
 
 Types, as upstream: `cumsum` and `cumprod` compute bf16 in fp32; `cumsum` computes
 integers narrower than 32 bits (bool included) in int32 / uint32 of the same signedness,
@@ -21,7 +26,7 @@ from xdsl.ir import Region
 
 from tritium.frontend import core
 from tritium.frontend.builtins import combine
-from tritium.frontend.builtins.base import builtin, dtype_arg
+from tritium.frontend.builtins.base import builtin, dtype_arg, int_arg
 from tritium.frontend.builtins.reduction import promote_bf16, reduce_axis
 from tritium.frontend.core import tensor, unwrap
 from tritium.frontend.semantic import SemanticError
@@ -100,4 +105,19 @@ def cumprod(input, axis=0, reverse=False, dtype=None, _semantic=None, _generator
     )
 
 
-__all__ = ["associative_scan", "cumprod", "cumsum"]
+@builtin
+def histogram(input, num_bins, mask=None, _semantic=None, _generator=None):
+    """Counts of the values `0 <= x < num_bins` of the 1D integer `input` (elements whose
+    `mask` is false are not counted); values outside that range are not counted."""
+    n = int_arg(num_bins, "tl.histogram's num_bins")
+    m = unwrap(mask)
+    return _semantic.histogram(unwrap(input), n, m)
+
+
+@builtin
+def gather(src, index, axis, _semantic=None, _generator=None):
+    """`out[i] = src[i with i[axis] = index[i]]`: the result has `index`'s shape."""
+    return _semantic.gather(unwrap(src), unwrap(index), int_arg(axis, "tl.gather's axis"))
+
+
+__all__ = ["associative_scan", "cumprod", "cumsum", "gather", "histogram"]

@@ -1,16 +1,20 @@
 """Casts and shape builtins: `tl.cast` (and `x.to`), `broadcast_to`, `broadcast`,
-`expand_dims`, `reshape`, `view`, `ravel`, `permute`, `trans`.
+`expand_dims`, `reshape`, `view`, `ravel`, `permute`, `trans`, `join`, `split`.
 
     y = x.to(tl.float16)             ->  %y = arith.truncf %x : tensor<128xf32> to tensor<128xf16>
     r = tl.expand_dims(x, 1)         ->  %r = tt.expand_dims %x {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
     t = tl.trans(a)                  ->  %t = tt.trans %a {order = array<i32: 1, 0>} : tensor<32x64xf32> -> tensor<64x32xf32>
+    c = tl.join(a, b)                ->  %c = tt.join %a, %b : tensor<64xf32> -> tensor<64x2xf32>
+    l, r = tl.split(c)               ->  %l, %r = tt.split %c : tensor<64x2xf32> -> tensor<64xf32>
 
 Shapes and axes are compile-time; the rules live in `semantic.py`.
 """
 
 from __future__ import annotations
 
+from tritium.frontend.builtins import combine
 from tritium.frontend.builtins.base import builtin, dtype_arg, int_arg, shape_arg
+from tritium.frontend.builtins.reduction import reduce
 from tritium.frontend.core import unwrap
 from tritium.frontend.semantic import SemanticError
 
@@ -104,14 +108,38 @@ def trans(input, *dims, _semantic=None, _generator=None):
     return permute(x, *dims, _semantic=_semantic)
 
 
+@builtin
+def join(a, b, _semantic=None, _generator=None):
+    """`a` and `b` side by side along a new minor dim of size 2."""
+    return _semantic.join(unwrap(a), unwrap(b))
+
+
+@builtin
+def split(a, _semantic=None, _generator=None):
+    """The two halves of `a` along its last dim (of size 2); scalars when `a` is 1D."""
+    a = _semantic.to_tensor(unwrap(a))
+    rank_1 = len(a.shape) == 1
+    if rank_1:
+        a = _semantic.expand_dims(a, 0)
+    lhs, rhs = _semantic.split(a)
+    if rank_1:  # tensor<1> -> scalar, as upstream: a reduction with nothing to combine
+        lhs, rhs = (
+            reduce(x, 0, combine._take_first, _semantic=_semantic, _generator=_generator)
+            for x in (lhs, rhs)
+        )
+    return lhs, rhs
+
+
 __all__ = [
     "broadcast",
     "broadcast_to",
     "cast",
     "expand_dims",
+    "join",
     "permute",
     "ravel",
     "reshape",
+    "split",
     "to",
     "trans",
     "view",

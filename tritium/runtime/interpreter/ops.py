@@ -5,7 +5,7 @@
 
 Each op family's module names its builders by op name (`arith.py`, `control_flow.py`,
 `spmd.py`, `shape.py`, `load_store.py`, `atomic.py`, `reduce.py`, `scan.py`, `dot.py`,
-`print_op.py`); this module merges them and maps the names to the dialects' op classes.
+`print_op.py`, `hints.py`); this module merges them and maps the names to the dialects' op classes.
 It is the one place that imports them all, and none of them imports it.
 """
 
@@ -14,6 +14,8 @@ from __future__ import annotations
 from xdsl.dialects import cf, math, scf
 
 from tritium.ir.arith import Arith
+from tritium.ir.gpu import GPU
+from tritium.ir.llvm import LLVM
 from tritium.ir.tt import TT
 from tritium.ir.ttg import TTG
 from tritium.runtime.interpreter import (
@@ -21,6 +23,7 @@ from tritium.runtime.interpreter import (
     atomic,
     control_flow,
     dot,
+    hints,
     load_store,
     print_op,
     reduce,
@@ -40,11 +43,12 @@ _BY_NAME = (
     | scan.HANDLERS
     | dot.HANDLERS
     | print_op.HANDLERS
+    | hints.HANDLERS
 )
 
 _OP_CLASSES = {
     cls.name: cls
-    for dialect in (Arith, math.Math, scf.Scf, cf.Cf, TT, TTG)
+    for dialect in (Arith, math.Math, scf.Scf, cf.Cf, TT, TTG, GPU, LLVM)
     for cls in dialect.operations
 }
 # (an op name the dialects lack, say `arith.remf` in an older tritium.ir, is skipped)

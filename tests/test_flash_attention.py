@@ -1,0 +1,120 @@
+"""Flash attention (examples/flash_attention.py): forward and backward against float64
+numpy, in the interpreter here and on the GPU there; the pipelined TTGIR run through the
+shared-memory hazard model; and the shape of the forward's PTX (what attention needs of the
+codegen: P in registers, K^T and V by cp.async, one barrier per iteration, no spills).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tritium
+from examples import flash_attention as fa
+from tests.passes.ttgir_interpreter import shared_memory_model
+from tritium.codegen import tools
+from tritium.ir.parser import parse_module
+from tritium.runtime.interpreter import interpret
+
+FWD_SIGNATURE = ",".join(["*fp16:16"] * 4 + ["*fp32:16", "fp32", "i32"] + ["i32:16"] * 8)
+
+
+def compile_forward(d=64, block_m=128, block_n=64, warps=8, causal=False, stop="ptx", arch="sm_89"):
+    consts = dict(HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=causal, BF16=False)
+    return tritium.compile(fa.attn_fwd_kernel, FWD_SIGNATURE, consts, num_warps=warps,
+                           num_stages=3, stop=stop, arch=arch)  # fmt: skip
+
+
+@pytest.mark.parametrize("seq", [1, 45, 64])
+@pytest.mark.parametrize("causal", [False, True])
+def test_in_the_interpreter(seq, causal, monkeypatch):
+    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+    rng = np.random.default_rng(seq)
+    fa.check_attention(rng, 2, seq, 32, causal, bf16=seq == 45, block_m=32, block_n=16)
+
+
+def test_the_check_catches_a_wrong_result(monkeypatch):
+    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+    rng = np.random.default_rng(0)
+    wrong = fa.reference
+    monkeypatch.setattr(fa, "reference", lambda q, k, v, do, c, s: wrong(q, k, v, do, c, s * 1.1))
+    with pytest.raises(AssertionError, match="relative error"):
+        fa.check_attention(rng, 1, 40, 32, False, False, block_m=32, block_n=16)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("landing", ["issue", "wait"])
+def test_pipelined_forward_in_the_hazard_model(causal, landing):
+    """The TTGIR the GPU runs (K^T and V rings of cp.async, P in registers), interpreted
+    with copies landing as early or as late as they may: no race, the right output."""
+    d, bm, bn = 32, 32, 16
+    k = compile_forward(d, bm, bn, 4, causal, stop="ttgir")
+    module = parse_module(k.asm["ttgir"])
+    rng = np.random.default_rng(int(causal))
+    heads, seq = 2, 53
+    q, kk, v = (rng.standard_normal((heads, seq, d)).astype(np.float16) for _ in range(3))
+    o = np.full_like(q, np.nan)
+    lse = np.full((heads, seq), np.nan, np.float32)
+    with shared_memory_model(landing) as model:
+        interpret(module, (-(-seq // bm), heads), [q, kk, v, o, lse, 0.2, seq] + [seq * d, d] * 4)
+    want = fa.reference(*(x.astype(np.float64) for x in (q, kk, v, q)), causal, 0.2)[0]
+    assert fa.relative_error(o, want) < 2e-3
+    assert model.copies > 0 and model.waits > 0
+
+
+def _loops(ptx: str) -> list[str]:
+    """The basic blocks of the kernel that issue mma.sync (the two loops' bodies)."""
+    parts = re.split(r"\n\$L__BB\d+_\d+:", ptx)
+    return [p for p in parts if "mma.sync" in p]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_forward_ptx_is_what_attention_needs(causal, ptxas):
+    k = compile_forward(causal=causal)
+    ptx, ttgir = k.asm["ptx"], k.asm["ttgir"]
+    # one #mma for both dots (warps along M), P converted in registers
+    assert len(set(re.findall(r"#ttg\.nvidia_mma<[^>]*>", ttgir))) == 1
+    assert "warpsPerCTA = [8, 1]" in ttgir
+    shortcut = re.findall(r"ttg\.convert_layout %\S+ : tensor<128x64xf16, #mma> -> ", ttgir)
+    assert len(shortcut) == 2  # the unmasked and the masked loop
+    loops = _loops(ptx)
+    assert len(loops) == 2
+    for body in loops:
+        ops = re.findall(r"^\s*(?:@%p\d+ )?([a-z][\w.]*)", body, re.M)
+        count = lambda prefix, ops=ops: sum(op.startswith(prefix) for op in ops)  # noqa: E731
+        assert count("mma.sync") == 64  # (16 x 64 per warp: 32 for Q K^T, 32 for P V)
+        assert count("bar.sync") == 1  # the wait's: no smem round trip for P or K
+        assert count("st.shared") == 0 and count("ld.shared") == 0
+        assert count("cp.async.cg.shared.global") == 4  # 16-byte copies of K^T and V
+        # Q (re-read from its tile: 4) and K^T (16), non-transposed; V transposed
+        assert count("ldmatrix.sync.aligned.m8n8.x4.shared") == 20
+        assert count("ldmatrix.sync.aligned.m8n8.x4.trans.shared") == 16  # V
+        assert count("ex2.approx") >= 33
+    usage = tools.ptxas_usage(ptx, "sm_90")
+    assert usage["spill_stores"] == 0 and usage["local"] == 0, usage["log"]
+
+
+@pytest.mark.parametrize("d, block_m, warps", [(64, 64, 4), (128, 128, 8), (128, 64, 4)])
+def test_standard_configurations_do_not_spill(d, block_m, warps, ptxas):
+    k = compile_forward(d, block_m, 64, warps, arch="sm_90")
+    usage = tools.ptxas_usage(k.asm["ptx"], "sm_90")
+    assert usage["spill_stores"] == 0 and usage["local"] == 0, usage["log"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seq", [1, 67, 250, 513])
+@pytest.mark.parametrize("bf16", [False, True], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_on_gpu(seq, bf16, causal):
+    rng = np.random.default_rng(seq)
+    fa.check_attention(rng, 3, seq, 64, causal, bf16, block_m=128, block_n=64, num_warps=8)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seq", [77, 300])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_on_gpu_head_dim_128(seq, causal):
+    rng = np.random.default_rng(seq)
+    fa.check_attention(rng, 2, seq, 128, causal, seq == 77, block_m=64, block_n=64, num_warps=4)
