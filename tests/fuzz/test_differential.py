@@ -329,3 +329,45 @@ def test_against_upstream_triton_s_interpreter():
         report = differential.run(programs, up, "interpret", shrink_new=1)
     assert report.programs == len(programs)
     assert report.classes.get("new", 0) == 0, report.text()
+
+
+FAKE_WORKER = r'''
+import json, sys, time
+import numpy as np
+for line in sys.stdin:
+    req = json.loads(line)
+    if req.get("ping"):
+        reply = {"ok": True, "versions": {"triton": "fake"}}
+    elif "HANG" in req["source"]:
+        time.sleep(3600)
+    elif "DIE" in req["source"]:
+        sys.exit(3)
+    else:
+        for i, path in req["outputs"].items():
+            np.save(path, np.load(req["args"][int(i)]["npy"]) + 1)
+        reply = {"ok": True}
+    reply["id"] = req["id"]
+    print(json.dumps(reply), flush=True)
+'''
+
+
+def test_a_hung_or_dead_worker_fails_its_kernel_and_is_replaced(tmp_path):
+    fake = tmp_path / "fake-python"
+    (tmp_path / "fake_worker.py").write_text(FAKE_WORKER)
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'fake_worker.py'}\n")
+    fake.chmod(0o755)
+    x = np.arange(4, dtype=np.int32)
+    with Upstream(str(fake), "interpret", timeout=3) as up:
+        assert up.versions == {"triton": "fake"}
+        before = up.submit("ok", "k", (1,), [x], outputs=[0])
+        hung = up.submit("HANG", "k", (1,), [x], outputs=[0])
+        after = up.submit("ok again", "k", (1,), [x + 10], outputs=[0])
+        assert up.result(after).outputs[0].tolist() == [11, 12, 13, 14]  # resent to a new worker
+        r = up.result(hung)
+        assert isinstance(r, Failed) and r.error.startswith("timeout")
+        assert up.result(before).outputs[0].tolist() == [1, 2, 3, 4]
+        died = up.run("DIE", "k", (1,), [x], outputs=[0])
+        assert isinstance(died, Failed) and "died" in died.error
+        assert up.run("fine", "k", (1,), [x], outputs=[0]).outputs[0].tolist() == [1, 2, 3, 4]
+        assert up.restarts == 2
+        assert not list(up.dir.glob("*.npy"))  # every exchanged file was removed

@@ -67,6 +67,7 @@ class Upstream:
         self.dir = Path(tempfile.mkdtemp(prefix="tritium-differential-"))
         self._ids = iter(range(1, 1 << 62))
         self._pending: dict[int, dict] = {}  # id -> request, until answered
+        self._files: dict[int, tuple] = {}  # id -> (input .npy paths, output .npy paths)
         self._answers: dict[int, dict] = {}
         self.restarts = 0
         self._start()
@@ -158,6 +159,7 @@ class Upstream:
             outs[str(i)] = str(self.dir / f"r{rid}_o{i}.npy")
         req = {"id": rid, "source": source, "name": name, "grid": list(grid), "args": spec,
                "kwargs": dict(kwargs or {}), "outputs": outs}  # fmt: skip
+        self._files[rid] = [Path(a["npy"]) for a in spec if "npy" in a], list(outs.values())
         self._pending[rid] = req
         self._in.put(json.dumps(req) + "\n")
         return rid
@@ -180,18 +182,18 @@ class Upstream:
             self._pending.pop(reply["id"], None)
             self._answers[reply["id"]] = reply
         reply = self._answers.pop(rid)
-        req_files = [self.dir / f"r{rid}_a{i}.npy" for i in range(64)]
+        inputs, outputs = self._files.pop(rid)
         try:
             if not reply.get("ok"):
                 return Failed(reply.get("error", "?"), reply.get("seconds", 0.0))
-            outs = [np.load(p) for p in self._requested_outputs(rid)]
+            try:
+                outs = [np.load(path) for path in outputs]  # in the order asked for
+            except OSError as exc:
+                return Failed(f"the worker wrote no output: {exc}", reply.get("seconds", 0.0))
             return Ran(outs, reply.get("seconds", 0.0))
         finally:
-            for p in req_files + self._requested_outputs(rid):
-                p.unlink(missing_ok=True)
-
-    def _requested_outputs(self, rid: int) -> list[Path]:
-        return sorted(self.dir.glob(f"r{rid}_o*.npy"), key=lambda p: int(p.stem.split("_o")[1]))
+            for path in inputs + [Path(o) for o in outputs]:
+                path.unlink(missing_ok=True)
 
     def run(self, source: str, name: str, grid, args, kwargs=None, outputs=()) -> Ran | Failed:
         return self.result(self.submit(source, name, grid, args, kwargs, outputs))
