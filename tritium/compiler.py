@@ -76,10 +76,47 @@ class CompiledKernel:
     runtime_params: list = field(default_factory=list)
     module: object = None  # the TTIR module (kept for the interpreter)
     interpret: bool = False
+    arg_names: list = field(default_factory=list)  # every parameter, constexprs too (@jit)
+    _function_attrs: dict | None = field(default=None, repr=False, compare=False)
+    _runner: object = field(default=None, repr=False, compare=False)  # (__getitem__'s)
 
     def __post_init__(self):
         if self.metadata is None:
             self.metadata = KernelMetadata(self.name)
+
+    # upstream's CompiledKernel facts: `kernel._init_handles(); kernel.n_regs`
+    def _init_handles(self) -> None:
+        """Load the kernel on the current GPU (once) and read the function's registers,
+        local memory and thread limit; without a GPU (or interpreted), ptxas's report."""
+        if self._function_attrs is not None:
+            return
+        attrs = {"NUM_REGS": self.metadata.registers or 0, "LOCAL_SIZE_BYTES": 0}
+        attrs["MAX_THREADS_PER_BLOCK"] = self.metadata.num_warps * self.metadata.threads_per_warp
+        from tritium.runtime import driver
+
+        image = self.asm.get("cubin") or self.asm.get("ptx")
+        if not self.interpret and image is not None and driver.gpu_available():
+            fn = driver.get_function(driver.load_module(image), self.name)
+            attrs = {k: driver.function_attribute(fn, k) for k in attrs}
+        self._function_attrs = attrs
+
+    @property
+    def n_regs(self) -> int:
+        """Registers per thread (the loaded function's; ptxas's report without a GPU)."""
+        self._init_handles()
+        return self._function_attrs["NUM_REGS"]
+
+    @property
+    def n_spills(self) -> int:
+        """Spilled 4-byte words per thread, as upstream counts them (local memory / 4)."""
+        self._init_handles()
+        spills = self._function_attrs["LOCAL_SIZE_BYTES"] // 4
+        return spills or (self.metadata.spill_stores + 3) // 4
+
+    @property
+    def n_max_threads(self) -> int:
+        self._init_handles()
+        return self._function_attrs["MAX_THREADS_PER_BLOCK"]
 
     def make_runner(self, indices: list[int]):
         """A `run(grid, values, stream)` callable taking all parameter values in order."""
@@ -100,6 +137,7 @@ class CompiledKernel:
                 except TritiumError as e:
                     raise _user_error(e) from None
 
+            run_interpreted.interpreted = True  # type: ignore[attr-defined]
             return run_interpreted
         from tritium.runtime.launcher import Launcher
 
@@ -114,6 +152,7 @@ class CompiledKernel:
                     raise _user_error(e) from None
 
             run_direct.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
+            run_direct.interpreted = False  # type: ignore[attr-defined]
             return run_direct
 
         def run_gpu(grid, vals, stream):
@@ -123,13 +162,35 @@ class CompiledKernel:
                 raise _user_error(e) from None
 
         run_gpu.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
+        run_gpu.interpreted = False  # type: ignore[attr-defined]
         return run_gpu
 
     def __getitem__(self, grid):
-        """Launch an already-compiled kernel: `ck[grid](*runtime_args)`."""
-        runner = self.make_runner(list(range(len(self.runtime_params))))
+        """Launch an already-compiled kernel: `ck[grid](*runtime_args)`, or, as upstream's
+        compiled kernels take them, every parameter in order (constexprs are ignored)."""
+        n = len(self.runtime_params)
+        runner = self._runner
+        if runner is None:
+            runner = self._runner = self.make_runner(list(range(n)))
+        flat = set(self.runtime_params) <= set(self.arg_names)  # (no tuple parameters)
+        every = [self.arg_names.index(p) for p in self.runtime_params] if flat else []
         grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
-        return lambda *args, stream=None: runner(grid, list(args), stream)
+
+        def launch(*args, stream=None):
+            if len(args) != n and every and len(args) == len(self.arg_names):
+                args = [args[i] for i in every]
+            elif len(args) != n:  # (the Launcher's words, for the interpreter too)
+                params = ", ".join(self.runtime_params)
+                raise ArgumentError(
+                    f"kernel '{self.name}' takes {n} arguments ({params}), got {len(args)}"
+                )
+            if stream is None and not self.interpret:
+                from tritium.runtime.driver import torch_stream
+
+                stream = torch_stream()  # torch's current stream, as upstream's launches
+            runner(grid, list(args), stream)
+
+        return launch
 
 
 def _user_error(e: TritiumError) -> TritiumError:
@@ -369,7 +430,7 @@ def compile_jit(
     """Compile a launch's specialisation `spec` of `source` (the JIT's entry: cached, dumped
     to $TRITIUM_DUMP_DIR when set; errors without tritium's frames)."""
     try:
-        return compile_kernel(
+        kernel = compile_kernel(
             source,
             spec,
             Options.of(options),
@@ -379,6 +440,8 @@ def compile_jit(
         )
     except TritiumError as e:
         raise _user_error(e) from None
+    kernel.arg_names = list(source.arg_names)
+    return kernel
 
 
 def compile(

@@ -9,6 +9,8 @@
 | `XDG_CACHE_HOME` | `~/.cache` | the cache's parent when `TRITIUM_CACHE_DIR` is unset |
 | `TRITIUM_DUMP_DIR` | unset | JIT compilations write their source and the IR after every pass here (and skip the cache) |
 | `TRITIUM_PTXAS`, `TRITIUM_NVDISASM`, `TRITIUM_CUOBJDUMP` | found on `PATH` or in `/usr/local/cuda/bin` | the NVIDIA tool binary to run |
+| `TRITIUM_BENCH_POINTS` | unset | `tritium.testing.perf_report` measures only this many x values of each benchmark, spread evenly (to shorten long benchmarks) |
+| `TRITON_INTERPRET` | unset | upstream's switch: when tritium serves `import triton` (`tritium.install_as_triton()`, `python -m tritium run`) and it is on at install, TRITIUM_INTERPRET is set to `1` |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
 called, so a variable set at run time (`os.environ["TRITIUM_DEBUG"] = "1"`,
@@ -36,6 +38,8 @@ from pathlib import Path
 __all__ = [
     "INTERPRET",
     "VARIABLES",
+    "adopt_triton_interpret",
+    "bench_points",
     "cache_dir",
     "child_environment",
     "debug",
@@ -57,6 +61,8 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_PTXAS": "the ptxas binary",
     "TRITIUM_NVDISASM": "the nvdisasm binary",
     "TRITIUM_CUOBJDUMP": "the cuobjdump binary",
+    "TRITIUM_BENCH_POINTS": "perf_report measures only this many x values of each benchmark",
+    "TRITON_INTERPRET": "upstream's interpreter switch, honoured when tritium serves `import triton`",
 }
 
 
@@ -88,6 +94,20 @@ def cache_dir() -> Path:
     if xdg:
         return Path(xdg).expanduser() / "tritium"
     return Path.home() / ".cache" / "tritium"
+
+
+def bench_points() -> int | None:
+    """TRITIUM_BENCH_POINTS, or None (every x value)."""
+    v = _get("TRITIUM_BENCH_POINTS")
+    return int(v) if v else None
+
+
+def adopt_triton_interpret() -> None:
+    """For `tritium.install_as_triton()`: a program written for upstream asks for the
+    interpreter with TRITON_INTERPRET=1; when that is on and TRITIUM_INTERPRET is unset,
+    set TRITIUM_INTERPRET=1 (once: later changes of TRITON_INTERPRET are not followed)."""
+    if _flag(_get("TRITON_INTERPRET")) and _get("TRITIUM_INTERPRET") is None:
+        os.environ["TRITIUM_INTERPRET"] = "1"
 
 
 def dump_dir() -> str | None:

@@ -36,12 +36,14 @@ change otherwise). `prune_configs_by={"early_config_prune": f, "perf_model": g,
 pre_hook=f)` calls `f(args)` before each launch with that config.
 
 In the interpreter (`TRITIUM_INTERPRET=1` or `@jit(interpret=True)`) nothing is timed:
-the first config is used.
+the first config that `prune_configs_by` keeps is used.
 """
 
 from __future__ import annotations
 
+import inspect
 import statistics
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -49,8 +51,8 @@ import numpy as np
 
 from tritium import config
 from tritium.errors import ArgumentError, CompilationError, LaunchError
-from tritium.jit.jit import JITFunction
-from tritium.runtime import array_kinds
+from tritium.jit.jit import JITFunction, KernelInterface
+from tritium.runtime import array_kinds, timing
 
 
 class Config:
@@ -104,93 +106,26 @@ class Config:
 
 
 def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, stream=None) -> float:
-    """Median milliseconds of `fn()` (which launches GPU work on `stream`), by CUDA events."""
-    events = _Events(stream)
+    """Median milliseconds of `fn()` (which launches GPU work on `stream`), by CUDA events
+    recorded on that stream (tritium.runtime.timing)."""
+    clock = timing.clock(stream, prefer_torch=False)
     fn()
-    events.synchronize()
-    start, end = events.new(), events.new()
+    clock.synchronize()
+    start, end = clock.event(), clock.event()
     start.record()
     for _ in range(5):
         fn()
     end.record()
-    end.synchronize()
-    estimate = max(start.elapsed(end) / 5, 1e-4)
+    estimate = max(start.elapsed_time(end) / 5, 1e-4)
     for _ in range(max(1, int(warmup / estimate))):
         fn()
     n = max(1, min(1000, int(rep / estimate)))
-    marks = [(events.new(), events.new()) for _ in range(n)]
+    marks = [(clock.event(), clock.event()) for _ in range(n)]
     for s, e in marks:
         s.record()
         fn()
         e.record()
-    marks[-1][1].synchronize()
-    return statistics.median(s.elapsed(e) for s, e in marks)
-
-
-class _Events:
-    """CUDA events on one stream: the driver's, or torch's without cuda-python."""
-
-    def __init__(self, stream):
-        try:
-            from tritium.runtime import driver
-
-            driver.init()
-            self.cu, self.driver, self.stream = driver.cuda(), driver, driver.stream(stream)
-            self.torch = None
-        except ImportError:  # pragma: no cover - cuda-python is a dependency
-            import torch
-
-            self.cu = None
-            self.torch = torch
-
-    def new(self):
-        if self.torch is not None:  # pragma: no cover
-            return _TorchEvent(self.torch)
-        return _DriverEvent(self)
-
-    def synchronize(self) -> None:
-        if self.torch is not None:  # pragma: no cover
-            self.torch.cuda.synchronize()
-        else:
-            self.driver.synchronize(self.stream)
-
-
-class _DriverEvent:
-    def __init__(self, ev: _Events):
-        self.cu, self.driver, self.stream = ev.cu, ev.driver, ev.stream
-        err, self.handle = self.cu.cuEventCreate(self.cu.CUevent_flags.CU_EVENT_DEFAULT)
-        self.driver.check(err, "cuEventCreate")
-
-    def record(self) -> None:
-        self.driver.check(self.cu.cuEventRecord(self.handle, self.stream)[0], "cuEventRecord")
-
-    def synchronize(self) -> None:
-        self.driver.check(self.cu.cuEventSynchronize(self.handle)[0], "cuEventSynchronize")
-
-    def elapsed(self, end: _DriverEvent) -> float:
-        err, ms = self.cu.cuEventElapsedTime(self.handle, end.handle)
-        self.driver.check(err, "cuEventElapsedTime")
-        return float(ms)
-
-    def __del__(self):
-        try:
-            self.cu.cuEventDestroy(self.handle)
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
-
-
-class _TorchEvent:  # pragma: no cover - only without cuda-python
-    def __init__(self, torch):
-        self.e = torch.cuda.Event(enable_timing=True)
-
-    def record(self) -> None:
-        self.e.record()
-
-    def synchronize(self) -> None:
-        self.e.synchronize()
-
-    def elapsed(self, end: _TorchEvent) -> float:
-        return self.e.elapsed_time(end.e)
+    return statistics.median(s.elapsed_time(e) for s, e in marks)
 
 
 # --------------------------------------------------------------------------- staging
@@ -278,12 +213,22 @@ def _restore(x, saved) -> None:
 # --------------------------------------------------------------------------- the tuner
 
 
-class Autotuner:
-    """A `@tritium.jit` kernel with a list of configs to choose from (see the module doc)."""
+class Autotuner(KernelInterface):
+    """A `@tritium.jit` kernel with a list of configs to choose from (see the module doc).
+
+    The constructor takes upstream's `triton.runtime.autotuner.Autotuner` arguments in
+    upstream's order (`fn, arg_names, configs, key, reset_to_zero, restore_value, ...`), and
+    the attributes and methods a subclass overrides keep upstream's names (`configs`,
+    `keys`, `cache`, `nargs`, `prune_configs(kwargs)`, `run(*args, grid, **kwargs)`), so
+    libraries that subclass upstream's Autotuner can subclass this one.
+    `use_cuda_graph` (upstream times with CUDA graphs) and `cache_results` (upstream's
+    on-disk cache of choices) are accepted and do not change what is chosen: tritium times
+    with CUDA events and keeps choices in memory."""
 
     def __init__(
         self,
         fn,
+        arg_names: Sequence[str],
         configs: Sequence[Config],
         key: Sequence[str],
         reset_to_zero: Sequence[str] | None = None,
@@ -291,38 +236,61 @@ class Autotuner:
         pre_hook: Callable | None = None,
         post_hook: Callable | None = None,
         prune_configs_by: dict | None = None,
-        warmup: float = 25,
-        rep: float = 100,
+        warmup: float | None = None,
+        rep: float | None = None,
+        use_cuda_graph: bool = False,
         do_bench: Callable | None = None,
+        cache_results: bool = False,
     ):
         if not isinstance(fn, JITFunction):
             raise ArgumentError(
                 "@tritium.autotune decorates a @tritium.jit function (put it above)"
             )
         self.fn = fn
+        self.base_fn = fn.fn  # upstream's name for the Python function
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
-        self.arg_names = fn.arg_names
+        self.arg_names = list(arg_names)
+        if self.arg_names != list(fn.arg_names):
+            raise ArgumentError(
+                f"Autotuner: arg_names {self.arg_names} are not {fn.__name__}'s parameters "
+                f"{list(fn.arg_names)}"
+            )
         self.configs = list(configs) or [Config({})]
         for c in self.configs:
             if not isinstance(c, Config):
                 raise ArgumentError(f"autotune configs must be tritium.Config, got {c!r}")
-        self.keys = self._names(key, "key")
+        self.keys = self._key_names(key)
         self.reset_to_zero = self._names(reset_to_zero or (), "reset_to_zero")
         self.restore_value = self._names(restore_value or (), "restore_value")
         self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
         prune = dict(prune_configs_by or {})
         self.early_config_prune = prune.pop("early_config_prune", None)
         self.perf_model = prune.pop("perf_model", None)
-        self.top_k = prune.pop("top_k", None)
+        self.configs_top_k = prune.pop("top_k", None)
         if prune:
             raise ArgumentError(f"prune_configs_by: unknown keys {sorted(prune)}")
-        self.warmup, self.rep = warmup, rep
+        self.num_warmups = 25 if warmup is None else warmup
+        self.num_reps = 100 if rep is None else rep
+        self.use_cuda_graph, self.cache_results = use_cuda_graph, cache_results
         self.do_bench = do_bench
+        self.nargs: dict | None = None  # the launch's arguments by name, while it runs
         self.cache: dict[tuple, Config] = {}
         self.best_config: Config | None = None
         self.configs_timings: dict[Config, float] | None = None
         self._errors: dict[Config, Exception] = {}
+
+    def _key_names(self, names: Sequence[str]) -> list[str]:
+        """The key's parameter names; a name the kernel lacks is left out with a warning
+        (upstream ignores it silently: its 08-grouped-gemm tutorial names one)."""
+        names = [names] if isinstance(names, str) else list(names)
+        for n in names:
+            if n not in self.fn.param_index:
+                warnings.warn(
+                    f"autotune key: {self.fn.__name__} has no parameter named {n!r}; ignored",
+                    stacklevel=4,
+                )
+        return [n for n in names if n in self.fn.param_index]
 
     def _names(self, names: Sequence[str], what: str) -> list[str]:
         names = [names] if isinstance(names, str) else list(names)
@@ -338,9 +306,6 @@ class Autotuner:
             f"`{self.__name__}` is a tritium kernel: launch it with {self.__name__}[grid](...)"
         )
 
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
-
     # ------------------------------------------------------------------ launch
     def run(self, *args, grid, **kwargs):
         named = self._named(args, kwargs)
@@ -351,12 +316,21 @@ class Autotuner:
                 "do not pass them to the launch"
             )
         if self._interpreting():
-            config = self.configs[0]  # nothing to time in the interpreter
+            # nothing to time in the interpreter: the first config pruning keeps
+            self.nargs = named
+            try:
+                config = self.prune_configs(kwargs)[0]
+            finally:
+                self.nargs = None
         else:
             key = self._key(named)
             config = self.cache.get(key)
             if config is None:
-                config = self._tune(args, kwargs, named, grid)
+                self.nargs = named
+                try:
+                    config = self._tune(args, kwargs, named, grid)
+                finally:
+                    self.nargs = None
                 self.cache[key] = config
                 full = {**named, **config.all_kwargs()}
                 for name in self.reset_to_zero:
@@ -390,12 +364,15 @@ class Autotuner:
         return tuple(key)
 
     # ------------------------------------------------------------------ tuning
-    def prune_configs(self, named: dict, kwargs: dict) -> list[Config]:
+    def prune_configs(self, kwargs: dict) -> list[Config]:
+        """The configs to time for this launch (upstream's signature: the launch's
+        arguments by name are `self.nargs`, the other keywords `kwargs`)."""
+        named = self.nargs or {}
         configs = self.configs
         if self.early_config_prune is not None:
             configs = list(self.early_config_prune(configs, named, **kwargs))
-        if self.perf_model is not None and self.top_k is not None:
-            k = self.top_k
+        if self.perf_model is not None and self.configs_top_k is not None:
+            k = self.configs_top_k
             if isinstance(k, float) and k <= 1.0:
                 k = int(len(configs) * k)
             est = {c: self.perf_model(**named, **kwargs, **c.all_kwargs()) for c in configs}
@@ -405,7 +382,7 @@ class Autotuner:
         return configs
 
     def _tune(self, args, kwargs, named, grid) -> Config:
-        configs = self.prune_configs(named, kwargs)
+        configs = self.prune_configs(kwargs)
         if len(configs) == 1:
             self.configs_timings = None
             return configs[0]
@@ -444,11 +421,25 @@ class Autotuner:
 
         try:
             if self.do_bench is not None:
-                return float(self.do_bench(call))
-            return do_bench(call, self.warmup, self.rep, stream)
+                return _user_bench(self.do_bench, call)
+            return do_bench(call, self.num_warmups, self.num_reps, stream)
         except (CompilationError, LaunchError) as e:
             self._errors[config] = e
             return float("inf")
+
+
+def _user_bench(bench: Callable, call: Callable[[], None]) -> float:
+    """Milliseconds from a user's `do_bench`: `bench(call) -> ms`, or upstream's
+    `bench(call, quantiles=(0.5, 0.2, 0.8)) -> [median, p20, p80]` when it takes
+    `quantiles` (as upstream calls it)."""
+    try:
+        params = inspect.signature(bench).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        params = {}
+    if "quantiles" in params:
+        result = bench(call, quantiles=(0.5, 0.2, 0.8))
+        return float(result[0] if isinstance(result, (list, tuple)) else result)
+    return float(bench(call))
 
 
 def _stage(a):
@@ -479,29 +470,37 @@ def autotune(
     restore_value: Sequence[str] | None = None,
     pre_hook: Callable | None = None,
     post_hook: Callable | None = None,
-    warmup: float = 25,
-    rep: float = 100,
-    do_bench: Callable | None = None,
+    warmup: float | None = None,
+    rep: float | None = None,
     use_cuda_graph: bool = False,
+    do_bench: Callable | None = None,
     cache_results: bool = False,
 ):
     """Decorate a `@tritium.jit` kernel to launch the fastest of `configs` for each value of
-    the `key` arguments (see the module docstring). `use_cuda_graph` and `cache_results`
-    (upstream's on-disk cache of choices) are accepted and ignored."""
+    the `key` arguments (see the module docstring); upstream's parameters, in upstream's
+    order. `use_cuda_graph` and `cache_results` (upstream's on-disk cache of choices) are
+    accepted and change nothing (see `Autotuner`)."""
 
     def decorator(fn) -> Autotuner:
+        if not isinstance(fn, JITFunction):
+            raise ArgumentError(
+                "@tritium.autotune decorates a @tritium.jit function (put it above)"
+            )
         return Autotuner(
             fn,
+            fn.arg_names,
             configs,
             key,
-            reset_to_zero=reset_to_zero,
-            restore_value=restore_value,
+            reset_to_zero,
+            restore_value,
             pre_hook=pre_hook,
             post_hook=post_hook,
             prune_configs_by=prune_configs_by,
             warmup=warmup,
             rep=rep,
+            use_cuda_graph=use_cuda_graph,
             do_bench=do_bench,
+            cache_results=cache_results,
         )
 
     return decorator

@@ -34,7 +34,19 @@ from tritium.options import LAUNCH_OPTIONS, Options
 _MISSING = object()
 
 
-class JITFunction(KernelSource):
+class KernelInterface:
+    """Upstream's base of launchable kernels (`triton.runtime.jit.KernelInterface`):
+    `kernel[grid](*args, **kwargs)` is `kernel.run(*args, grid=grid, **kwargs)`. A subclass
+    defines `run`; JITFunction launches through its generated fast path instead."""
+
+    def run(self, *args, grid, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define run(*args, grid, **kwargs)")
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+
+class JITFunction(KernelSource, KernelInterface):
     """A Triton-language function: a kernel when launched, a helper when called from one."""
 
     def __init__(self, fn, *, do_not_specialize=(), debug=None, interpret=None, noinline=False):
@@ -112,6 +124,31 @@ class JITFunction(KernelSource):
 
     def run(self, *args, grid, **kwargs):
         vals, opts = self.bind(args, kwargs)
+        runner = self._runner(vals, opts)
+        if type(grid) is not tuple or len(grid) != 3:
+            grid = self._grid3(grid, vals, opts)
+        stream = opts.get("stream") if opts else None
+        if stream is None and not runner.interpreted:
+            from tritium.runtime.driver import torch_stream
+
+            stream = torch_stream()  # (None without torch: the legacy default stream)
+        runner(grid, vals, stream)
+        return runner
+
+    def warmup(self, *args, grid, **kwargs):
+        """Compile for these arguments without launching; the `CompiledKernel` (upstream's
+        `JITFunction.warmup`): `n_regs`, `n_spills`, `metadata.shared`, `metadata.num_warps`,
+        and `kernel[grid](*every_parameter)` to launch it. Interpreted, the kernel reports
+        what its GPU build needs (registers from ptxas, shared memory), so that host code
+        sizing its grid by occupancy runs the same."""
+        vals, opts = self.bind(args, kwargs)
+        kernel = self._runner(vals, opts).kernel
+        if kernel.interpret and kernel.metadata.registers is None:
+            kernel.metadata = self._make_runner(vals, opts, False).kernel.metadata
+        return kernel
+
+    def _runner(self, vals, opts):
+        """The runner of these arguments' specialisation, compiled on a miss."""
         interpret = self.interpret
         if interpret is None:
             interpret = config.interpret()
@@ -122,11 +159,7 @@ class JITFunction(KernelSource):
             key = hashable_key(key)
             runner = self.runners.get(key)
         if runner is None:
-            runner = self._make_runner(vals, opts, interpret)
-            self.runners[key] = runner
-        if type(grid) is not tuple or len(grid) != 3:
-            grid = self._grid3(grid, vals, opts)
-        runner(grid, vals, opts.get("stream") if opts else None)
+            runner = self.runners[key] = self._make_runner(vals, opts, interpret)
         return runner
 
     def _grid3(self, grid, vals, opts) -> tuple:
@@ -150,20 +183,24 @@ class JITFunction(KernelSource):
         kernel = compiler.compile_jit(self, spec, options, interpret=interpret)
         paths = [self._path(n) for n in kernel.runtime_params]
         if all(len(p) == 1 for p in paths):
-            return kernel.make_runner([p[0] for p in paths])
-        # a tuple argument: its runtime leaves (`t.0`, `t.1.0`) picked out of the values
-        inner = kernel.make_runner(list(range(len(paths))))
+            runner = kernel.make_runner([p[0] for p in paths])
+        else:
+            # a tuple argument: its runtime leaves (`t.0`, `t.1.0`) picked out of the values
+            inner = kernel.make_runner(list(range(len(paths))))
 
-        def run_leaves(grid, vals, stream):
-            leaves = []
-            for first, *rest in paths:
-                v = vals[first]
-                for i in rest:
-                    v = v[i]
-                leaves.append(v)
-            return inner(grid, leaves, stream)
+            def run_leaves(grid, vals, stream):
+                leaves = []
+                for first, *rest in paths:
+                    v = vals[first]
+                    for i in rest:
+                        v = v[i]
+                    leaves.append(v)
+                return inner(grid, leaves, stream)
 
-        return run_leaves
+            run_leaves.interpreted = inner.interpreted  # type: ignore[attr-defined]
+            runner = run_leaves
+        runner.kernel = kernel  # (warmup's result)
+        return runner
 
     def _path(self, name: str) -> tuple[int, ...]:
         """Where runtime parameter `name` is: (parameter index, tuple indices...)."""

@@ -251,6 +251,11 @@ class _KernelLaunch:
                 _t_key = None
             else:
 {textwrap.indent(lookup, "    ")}"""
+        stream0 = "_t_st"  # the entry's: the legacy default stream
+        reader = driver.torch_stream_reader() if any(k == "torch" for k, _ in kinds) else None
+        if reader is not None:  # torch's current stream, as upstream launches on
+            stream0 = "_t_drv.stream(_t_tsr(_t_tdev))"
+            ns.update(_t_tsr=reader, _t_tdev=driver.current_ordinal() or 0)
         ns.update(
             _type=type, _tuple=tuple, _len=len, _t_entries=entries,
             _t_interp=config.INTERPRET.watch(), _t_keyerrs=_KEY_ERRORS, _t_fallback=_FALLBACK,
@@ -282,7 +287,7 @@ class _KernelLaunch:
                 try:
                     _t_pack(_t_b[0], 0, {", ".join(values)})
                     (_t_err,) = _t_cu(_t_f, _t_x, _t_y, _t_z, _t_bx, 1, 1, _t_shm,
-                        _t_st if stream is None else _t_drv.stream(stream), _t_b[1], 0)
+                        {stream0} if stream is None else _t_drv.stream(stream), _t_b[1], 0)
                 finally:
                     _t_pool.append(_t_b)
             except _t_fallback:

@@ -19,6 +19,10 @@ naming the error as CUDA does (`CUDA_ERROR_ILLEGAL_ADDRESS`) and the kernel. Err
 poison the context (a kernel's illegal address, trap, misaligned access) are "sticky": the
 message says plainly that the context is lost and the process must restart.
 
+`driver.active` is upstream's name for the same driver (`triton.runtime.driver.active`), with
+upstream's methods, for code written against upstream: the current target, the torch
+device, `utils.get_device_properties(i)` under upstream's keys.
+
 cuda-python's two API generations differ in small ways (13.3 raises `RuntimeError` when
 libcuda is missing, 13.4 a `DynamicLibNotFoundError`); nothing here depends on either.
 """
@@ -26,6 +30,7 @@ libcuda is missing, 13.4 a `DynamicLibNotFoundError`); nothing here depends on e
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +40,10 @@ from tritium.errors import LaunchError, NoGPUError
 
 __all__ = [
     "Device",
+    "GPUTarget",
+    "active",
+    "device_allocation",
+
     "check",
     "cuda",
     "current_arch",
@@ -253,6 +262,11 @@ class Device:
     total_memory: int
     handle: Any = field(repr=False, compare=False)
     context: Any = field(repr=False, compare=False)
+    max_registers_per_block: int = 65536
+    max_threads_per_sm: int = 2048
+    sm_clock_rate_khz: int = 0
+    mem_clock_rate_khz: int = 0
+    mem_bus_width_bits: int = 0
 
     @property
     def arch(self) -> str:
@@ -268,13 +282,21 @@ def device(ordinal: int | None = None) -> Device:
             ordinal = config.device()
     dev = _devices.get(ordinal)
     if dev is None:
+        dev = opened(ordinal)
+    if getattr(_thread, "ordinal", None) != ordinal:
+        make_current(dev)
+    return dev
+
+
+def opened(ordinal: int) -> Device:
+    """Device `ordinal`'s properties (its primary context retained, not made current)."""
+    dev = _devices.get(ordinal)
+    if dev is None:
         init()
         with _lock:
             dev = _devices.get(ordinal)
             if dev is None:
                 dev = _devices[ordinal] = _open_device(ordinal)
-    if getattr(_thread, "ordinal", None) != ordinal:
-        make_current(dev)
     return dev
 
 
@@ -331,6 +353,11 @@ def _open_device(ordinal: int) -> Device:
         total_memory=int(_call("cuDeviceTotalMem", cu.cuDeviceTotalMem(handle))),
         handle=handle,
         context=context,
+        max_registers_per_block=attr("CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK"),
+        max_threads_per_sm=attr("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR"),
+        sm_clock_rate_khz=attr("CU_DEVICE_ATTRIBUTE_CLOCK_RATE"),
+        mem_clock_rate_khz=attr("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE"),
+        mem_bus_width_bits=attr("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH"),
     )
 
 
@@ -411,6 +438,25 @@ def stream(s: Any = None) -> Any:
     if cs is None:
         cs = _streams[h] = cu.CUstream(h)
     return cs
+
+
+def torch_stream_reader() -> Any:
+    """torch's reader of its current CUDA stream (`(device ordinal) -> raw handle`) when the
+    program uses torch on the GPU, else None. Launches with `stream=None` go to that stream,
+    as upstream's do, so they are ordered with the torch work around them."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    return torch._C._cuda_getCurrentRawStream
+
+
+def torch_stream() -> int | None:
+    """torch's current CUDA stream (raw handle) on tritium's current device, or None."""
+    reader = torch_stream_reader()
+    if reader is None:
+        return None
+    ordinal = current_ordinal()
+    return reader(config.device() if ordinal is None else ordinal)
 
 
 def synchronize(s: Any = None) -> None:
@@ -501,3 +547,85 @@ def pointer_memory_type(ptr: int) -> str | None:
     if err:
         return None
     return {1: "host", 2: "device", 3: "array", 4: "unified"}.get(int(value), "unknown")
+
+
+def device_allocation(ptr: int) -> tuple[int, int] | None:
+    """(base, size) of the device allocation holding address `ptr`, or None."""
+    err, base, size = cuda().cuMemGetAddressRange(ptr)
+    return None if err else (int(base), int(size))
+
+
+# --------------------------------------------------------------------------- upstream's names
+
+
+@dataclass(frozen=True)
+class GPUTarget:
+    """Upstream's target: backend "cuda", the compute capability as an int (90 for 9.0)."""
+
+    backend: str
+    arch: int
+    warp_size: int
+
+
+class _Utils:
+    """`driver.active.utils`: upstream's device properties, under its keys."""
+
+    @staticmethod
+    def get_device_properties(ordinal: int | None = None) -> dict[str, int]:
+        dev = opened(config.device() if ordinal is None else int(ordinal))
+        return {
+            "max_shared_mem": dev.max_shared_per_block_optin,
+            "max_num_regs": dev.max_registers_per_block,
+            "multiprocessor_count": dev.sm_count,
+            "warpSize": dev.warp_size,
+            "sm_clock_rate": dev.sm_clock_rate_khz,
+            "mem_clock_rate": dev.mem_clock_rate_khz,
+            "mem_bus_width": dev.mem_bus_width_bits,
+            "max_threads_per_sm": dev.max_threads_per_sm,
+        }
+
+
+class ActiveDriver:
+    """`tritium.runtime.driver.active`: upstream's `triton.runtime.driver.active`.
+
+    Without a GPU, `get_active_torch_device()` is torch's CPU device, so that host code
+    written for upstream runs its kernels in the interpreter (TRITIUM_INTERPRET=1) on CPU
+    tensors; upstream has no answer there."""
+
+    utils = _Utils()
+
+    @staticmethod
+    def is_active() -> bool:
+        return gpu_available()
+
+    @staticmethod
+    def get_current_device() -> int:
+        ordinal = current_ordinal()
+        return config.device() if ordinal is None else ordinal
+
+    @staticmethod
+    def set_current_device(ordinal: int) -> None:
+        device(int(ordinal))
+
+    def get_device_capability(self, ordinal: int | None = None) -> tuple[int, int]:
+        return opened(self.get_current_device() if ordinal is None else int(ordinal)).capability
+
+    def get_current_target(self) -> GPUTarget:
+        major, minor = self.get_device_capability()
+        return GPUTarget("cuda", major * 10 + minor, 32)
+
+    def get_active_torch_device(self) -> Any:
+        import torch
+
+        if not gpu_available():
+            return torch.device("cpu")
+        return torch.device("cuda", self.get_current_device())
+
+    @staticmethod
+    def get_device_interface() -> Any:
+        import torch
+
+        return torch.cuda
+
+
+active = ActiveDriver()
