@@ -43,6 +43,7 @@ __all__ = [
     "adopt_triton_interpret",
     "bench_points",
     "cache_dir",
+    "child_environment",
     "compile_workers",
     "debug",
     "device",
@@ -130,6 +131,14 @@ def compile_workers() -> int | None:
 def print_autotuning() -> bool:
     """TRITIUM_PRINT_AUTOTUNING or TRITON_PRINT_AUTOTUNING is on."""
     return _flag(_get("TRITIUM_PRINT_AUTOTUNING")) or _flag(_get("TRITON_PRINT_AUTOTUNING"))
+
+
+def child_environment(set_vars: dict[str, str] | None = None, drop: tuple = ()) -> dict[str, str]:
+    """This process's environment for a subprocess, with `set_vars` set and `drop` removed
+    (the differential driver's upstream worker: TRITON_INTERPRET, no PYTHONPATH)."""
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(set_vars or {})
+    return env
 
 
 def tool(name: str) -> str | None:
