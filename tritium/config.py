@@ -12,6 +12,7 @@
 | `TRITIUM_COMPILE_WORKERS` | one per CPU | how many processes compile an autotuning sweep's configs at once (`1`: one after another) |
 | `TRITIUM_PRINT_AUTOTUNING`, `TRITON_PRINT_AUTOTUNING` | `0` | `1`: print each autotuning's key, time and chosen config, as upstream's `TRITON_PRINT_AUTOTUNING` |
 | `TRITIUM_BENCH_POINTS` | unset | `tritium.testing.perf_report` measures only this many x values of each benchmark, spread evenly (to shorten long benchmarks) |
+| `TRITIUM_TRITON_VERSION` | unset | when tritium serves `import triton`: the `triton.__version__` it reports instead of the upstream release it follows (3.6.0), for libraries that refuse a path on a version because of an upstream bug tritium does not have |
 | `TRITON_INTERPRET` | unset | upstream's switch: when tritium serves `import triton` (`tritium.install_as_triton()`, `python -m tritium run`) and it is on at install, TRITIUM_INTERPRET is set to `1` |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
@@ -52,6 +53,7 @@ __all__ = [
     "interpreting",
     "print_autotuning",
     "tool",
+    "triton_version",
 ]
 
 # name -> one line of documentation (docs/configuration.md shows the table above)
@@ -69,6 +71,7 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_PRINT_AUTOTUNING": "print each autotuning's key, time and chosen config",
     "TRITON_PRINT_AUTOTUNING": "upstream's name for TRITIUM_PRINT_AUTOTUNING (either works)",
     "TRITIUM_BENCH_POINTS": "perf_report measures only this many x values of each benchmark",
+    "TRITIUM_TRITON_VERSION": "the triton.__version__ reported when tritium serves `import triton`",
     "TRITON_INTERPRET": "upstream's interpreter switch, honoured when tritium serves `import triton`",
 }
 
@@ -115,6 +118,11 @@ def adopt_triton_interpret() -> None:
     set TRITIUM_INTERPRET=1 (once: later changes of TRITON_INTERPRET are not followed)."""
     if _flag(_get("TRITON_INTERPRET")) and _get("TRITIUM_INTERPRET") is None:
         os.environ["TRITIUM_INTERPRET"] = "1"
+
+
+def triton_version() -> str | None:
+    """TRITIUM_TRITON_VERSION (a version string such as "3.7.1"), or None."""
+    return _get("TRITIUM_TRITON_VERSION") or None
 
 
 def dump_dir() -> str | None:
