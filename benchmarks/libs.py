@@ -9,9 +9,11 @@ and backward), time (forward, forward+backward) and first-call time (compile inc
 DIR for --libs holds the libraries (`pip install --no-deps --target DIR liger-kernel
 fla-core einops`). Each (library, backend, dtype) runs as its own process of
 scripts/run_liger.py / scripts/run_fla.py (`--llm --bench`), all at once, compiling in
-parallel; a file lock lets one process time at a time, so timings are not shared with
-another process's kernels (a neighbour's correctness run may still overlap one). Each
-process writes its rows to OUT/<lib>-<backend>-<dtype>.json as it goes; the merged
+parallel; timing starts once every process has checked its cases (or after --barrier-by
+seconds), and a file lock lets one process time at a time, so a timing shares the GPU with
+no other process's kernels (except a straggler still checking past --barrier-by). Each
+process (or each of `--shards N`, every Nth case) writes its rows to
+OUT/<lib>-<backend>-<dtype>.<shard>.json as it goes; the merged
 markdown table goes to OUT/libs.md and stdout. Needs torch, a GPU, and upstream triton for
 the comparison column.
 """
@@ -30,18 +32,20 @@ ROOT = Path(__file__).resolve().parents[1]
 DRIVERS = {"liger": "scripts/run_liger.py", "fla": "scripts/run_fla.py"}
 
 
-def _launch(lib, backend, dtype, args, out: Path) -> subprocess.Popen:
+def _launch(lib, backend, dtype, shard, args, out: Path) -> subprocess.Popen:
+    name = f"{lib}-{backend}-{dtype}.{shard}"
     cmd = [
         sys.executable, "-u", str(ROOT / DRIVERS[lib]), "--path", args.libs, "--llm", "--bench",
         "--backend", backend, "--dtype", dtype, "--gpu-lock", str(out / "gpu.lock"),
-        "--json", str(out / f"{lib}-{backend}-{dtype}.json"),
+        "--json", str(out / f"{name}.json"), "--shard", f"{shard}/{args.shards}",
+        "--barrier", f"{out / 'checked'}:{args.nprocs}", "--barrier-by", str(args.barrier_by),
     ]  # fmt: skip
     only = [c.split(":", 1)[1] for c in args.cases.split(",") if c.startswith(lib + ":")]
     if only:
         cmd += ["--only", ",".join(only)]
     env = dict(os.environ)
     env.setdefault("TRITIUM_CACHE_DIR", str(Path("/tmp") / "tritium-cache-libs"))
-    log = open(out / f"{lib}-{backend}-{dtype}.log", "w")  # noqa: SIM115 - the child's
+    log = open(out / f"{name}.log", "w")  # noqa: SIM115 - the child's
     return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
 
 
@@ -49,11 +53,12 @@ def _fmt(v, spec=".1e") -> str:
     return "-" if v is None else format(v, spec)
 
 
-def table(out: Path) -> str:
-    """The merged markdown table of OUT/*.json."""
+def table(out: Path, unratioed: tuple[str, ...] = ()) -> str:
+    """The merged markdown table of OUT/*.json (no time ratio for the libraries in
+    `unratioed`: timings taken while other processes shared the GPU)."""
     rows: dict[tuple, dict] = {}
-    for f in sorted(out.glob("*-*-*.json")):
-        lib, backend, dtype = f.stem.split("-")
+    for f in sorted(out.glob("*-*-*.json"), key=lambda f: (f.stem.split(".")[0], f.stem)):
+        lib, backend, dtype = f.stem.split(".")[0].split("-")
         for r in json.loads(f.read_text()):
             rows.setdefault((lib, r["case"], dtype), {})[backend] = r
     lines = [
@@ -69,7 +74,9 @@ def table(out: Path) -> str:
             return f"{_fmt(t.get(key), spec)} / {_fmt(u.get(key), spec)}"
 
         ratio = "-"
-        if t.get("fwd_bwd_ms") and u.get("fwd_bwd_ms"):
+        if lib in unratioed:
+            pass
+        elif t.get("fwd_bwd_ms") and u.get("fwd_bwd_ms"):
             ratio = f"{t['fwd_bwd_ms'] / u['fwd_bwd_ms']:.2f}x"
         elif t.get("fwd_ms") and u.get("fwd_ms"):
             ratio = f"{t['fwd_ms'] / u['fwd_ms']:.2f}x (fwd)"
@@ -82,7 +89,7 @@ def table(out: Path) -> str:
 
 
 def _status(r: dict) -> str:
-    s = r.get("status", "not run")
+    s = r.get("status", "not reached")
     return s if len(s) < 90 else s[:87] + "..."
 
 
@@ -94,20 +101,29 @@ def main() -> int:
     p.add_argument("--dtypes", default="float32,bfloat16")
     p.add_argument("--backends", default="tritium,triton")
     p.add_argument("--cases", default="", help="lib:case,... (default: every case)")
+    p.add_argument("--shards", type=int, default=1, help="processes per library/backend/dtype")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds for every process")
+    p.add_argument(
+        "--barrier-by", type=float, default=200.0,
+        help="timing starts when every process has checked its cases, or after this many s",
+    )  # fmt: skip
     p.add_argument("--table", default=None, help="print the table of an earlier --out DIR")
+    p.add_argument("--unratioed", default="", help="libraries whose time ratio is left out")
     args = p.parse_args()
     if args.table:
-        print(table(Path(args.table)))
+        print(table(Path(args.table), tuple(args.unratioed.split(","))))
         return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    procs = [
-        _launch(lib, backend, dtype, args, out)
+    runs = [
+        (lib, backend, dtype, shard)
         for lib in args.only.split(",")
         for backend in args.backends.split(",")
         for dtype in args.dtypes.split(",")
+        for shard in range(args.shards)
     ]
+    args.nprocs = len(runs)
+    procs = [_launch(*run, args, out) for run in runs]
     deadline = time.monotonic() + args.timeout
     for proc in procs:
         try:

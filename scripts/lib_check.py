@@ -13,8 +13,10 @@ under the dtype's bound.
 
 `--backend triton` runs the same script on an installed upstream triton instead (the
 comparison column); `--bench` times forward and forward+backward (median of CUDA-event
-timings; with `--gpu-lock FILE` only one process times at a time, so several drivers can
-share a GPU, compiling in parallel); `--json FILE` writes the rows; `--llm` uses LLM shapes.
+timings) after every case was checked; with `--gpu-lock FILE` only one process times at a
+time and with `--barrier DIR:N` none starts before N processes finished checking, so
+several drivers can share a GPU, compiling in parallel, and still time alone;
+`--json FILE` writes the rows; `--llm` uses LLM shapes.
 """
 
 from __future__ import annotations
@@ -56,7 +58,10 @@ def parser(description: str, lib_dir_help: str) -> argparse.ArgumentParser:
     p.add_argument("--llm", action="store_true", help="LLM shapes (rows 4096, hidden 4096, ...)")
     p.add_argument("--bench", action="store_true", help="time fwd and fwd+bwd (GPU)")
     p.add_argument("--gpu-lock", default=None, help="a file to lock while timing")
+    p.add_argument("--barrier", default=None, help="DIR:N: time after N processes checked")
+    p.add_argument("--barrier-by", type=float, default=240.0, help="...or after this many s")
     p.add_argument("--json", default=None, help="write the rows to this file")
+    p.add_argument("--shard", default=None, help="K/N: run every Nth case from the Kth (0-based)")
     p.add_argument(
         "--interpret",
         action="store_true",
@@ -178,8 +183,6 @@ def run_case(torch, case: Case, device: str, dtype_name: str, args=None) -> dict
             torch.cuda.synchronize()
         row["status"] = "ok" if ok else "MISMATCH"
         del got, want, a_in, b_in
-        if args is not None and args.bench and device == "cuda":
-            _bench(torch, case, fresh, grads, row, args)
     except Exception as e:  # noqa: BLE001 - reported in the table
         last = traceback.format_exception_only(type(e), e)[-1].strip()
         row["status"] = f"ERROR: {last[:300]}"
@@ -189,7 +192,18 @@ def run_case(torch, case: Case, device: str, dtype_name: str, args=None) -> dict
     return row
 
 
-def _bench(torch, case: Case, fresh, grads: bool, row: dict, args) -> None:
+def bench_case(torch, case: Case, device: str, dtype_name: str, row: dict, args) -> None:
+    """Time `case` (its inputs made afresh): row["fwd_ms"], row["fwd_bwd_ms"]."""
+    torch.manual_seed(0)
+    inputs = _tuple(case.make(torch, device, getattr(torch, dtype_name)))
+    grads = case.backward and any(torch.is_tensor(x) and x.requires_grad for x in inputs)
+
+    def fresh():
+        return tuple(
+            x.detach().clone().requires_grad_(x.requires_grad) if torch.is_tensor(x) else x
+            for x in inputs
+        )
+
     x = fresh()
 
     def fwd():
@@ -201,9 +215,26 @@ def _bench(torch, case: Case, fresh, grads: bool, row: dict, args) -> None:
         outs = [o for o in _tuple(case.op(*y)) if torch.is_tensor(o) and o.requires_grad]
         sum(o.float().sum() for o in outs).backward()
 
-    with _Lock(args.gpu_lock):
-        row["fwd_ms"] = _median_ms(torch, fwd)
-        row["fwd_bwd_ms"] = _median_ms(torch, fwd_bwd) if grads else None
+    try:
+        with _Lock(args.gpu_lock):
+            row["fwd_ms"] = _median_ms(torch, fwd)
+            row["fwd_bwd_ms"] = _median_ms(torch, fwd_bwd) if grads else None
+    except Exception as e:  # noqa: BLE001 - reported in the table
+        row["bench_error"] = traceback.format_exception_only(type(e), e)[-1].strip()[:300]
+
+
+def _barrier(spec: str, by: float) -> None:
+    """`DIR:N`: say this process is done with its correctness runs, then wait until N have
+    said so (or until `by` seconds after the start), so the timings that follow share the
+    GPU with no other process's compiles and checks."""
+    folder, n = spec.rsplit(":", 1)
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    (Path(folder) / str(os.getpid())).touch()
+    while len(list(Path(folder).iterdir())) < int(n) and time.perf_counter() - _START < by:
+        time.sleep(0.5)
+
+
+_START = time.perf_counter()
 
 
 def _fmt(v) -> str:
@@ -216,15 +247,30 @@ def main(cases: list[Case], args, torch, device: str) -> int:
     if unknown:
         print(f"unknown cases: {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
+    if args.shard:
+        k, n = (int(x) for x in args.shard.split("/"))
+        cases = [c for i, c in enumerate(cases) if i % n == k]
+    cases = [c for c in cases if only is None or c.name in only]
     rows = []
+
+    def save(row):
+        print(json.dumps(row), flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+
     for c in cases:
-        if only is None or c.name in only:
-            rows.append(run_case(torch, c, device, args.dtype, args))
-            if device == "cuda":
+        rows.append(run_case(torch, c, device, args.dtype, args))
+        if device == "cuda":
+            torch.cuda.empty_cache()
+        save(rows[-1])
+    if args.bench and device == "cuda":
+        if args.barrier:
+            _barrier(args.barrier, args.barrier_by)
+        for c, row in zip(cases, rows):
+            if not row["status"].startswith("ERROR"):
+                bench_case(torch, c, device, args.dtype, row, args)
                 torch.cuda.empty_cache()
-            print(json.dumps(rows[-1]), flush=True)
-            if args.json:
-                Path(args.json).write_text(json.dumps(rows, indent=1))
+                save(row)
     print(
         f"\n| case | fwd rel err | bwd rel err | first call s | fwd ms | fwd+bwd ms | status |"
         f"  ({args.backend}, {args.dtype}, {device})"

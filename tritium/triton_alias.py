@@ -38,7 +38,12 @@ Rules:
 * an upstream triton installed but not yet imported is shadowed for this process;
 * `TRITON_INTERPRET=1` (upstream's switch) turns tritium's interpreter on, as
   `TRITIUM_INTERPRET=1` does, when set at install time;
-* `uninstall()` removes the finder and the alias modules (tests use it).
+* `uninstall()` removes the finder and the alias modules (tests use it);
+* torch (>= 2.11) takes a successful `import triton` as triton installed: `import
+  torch._dynamo` then needs `triton.compiler.compiler` (CompiledKernel, triton_key),
+  OutOfResources, ... (served); inductor's Triton backend asks `make_backend(target)`
+  first, which refuses with INDUCTOR_REFUSAL (tritium serves no upstream
+  `triton.compile` / launcher / backend object).
 """
 
 from __future__ import annotations
@@ -153,6 +158,8 @@ MODULES: dict[str, dict[str, str | Callable]] = {
     "triton.compiler": {
         "CompiledKernel": "tritium.compiler:CompiledKernel",
         "CompilationError": "tritium.errors:CompilationError",
+        "triton_key": "tritium.runtime.cache:triton_key",
+        "make_backend": "tritium.triton_alias:make_backend",
     },
     "triton.compiler.compiler": {
         "CompiledKernel": "tritium.compiler:CompiledKernel",
