@@ -10,8 +10,9 @@ numbers bit for bit (off by default: tritium's own math, lower/libm/, needs no f
 As upstream's `make_llir`: the module flag `nvvm-reflect-ftz` = 1 (upstream's
 `enable_reflect_ftz` default: libdevice takes its flush-to-zero paths, `ex2.approx.ftz.f32`),
 which LLVM's NVVMReflect pass, run at the start of the NVPTX target's O3 pipeline, folds
-into every `__nvvm_reflect("__CUDA_FTZ")`; the library's definitions made internal, so the
-pipeline's global DCE drops those not called. The libdevice bitcode is compiled by NVVM
+into every `__nvvm_reflect("__CUDA_FTZ")`; only the functions the kernel calls are linked
+(and those they call: the library cut down by global DCE, kept per set of functions), made
+internal, so O3 inlines them and drops what is left. The libdevice bitcode is compiled by NVVM
 without fast-math flags; upstream's codegen contracts every `a*b+c` in it (its target
 machine allows FP fusion globally), tritium's contracts what carries `contract`, so the
 parsed library gets `contract` on its `fadd` / `fsub` / `fmul` once (`_library`).
@@ -146,22 +147,37 @@ def _defined(path: str) -> frozenset[str]:
 
 
 def link(module: llvm.ModuleRef, path: str) -> None:
-    """Link libdevice into `module` (a kernel that calls `__nv_*` functions): its definitions
-    internal, `nvvm-reflect-ftz` set, the functions not called dropped."""
+    """Link libdevice into `module` (a kernel that calls `__nv_*` functions): the functions
+    it calls and theirs, internal, and `nvvm-reflect-ftz` set. Nothing when it calls none."""
     import llvmlite.binding as llvm
 
-    own = {f.name for f in module.functions if not f.is_declaration}
-    own |= {g.name for g in module.global_variables}
-    lib = _library(path).clone()
-    lib.triple, lib.data_layout = module.triple, module.data_layout
-    module.link_in(lib)
-    flags = llvm.parse_assembly(_REFLECT_FTZ)
-    flags.triple, flags.data_layout = module.triple, module.data_layout
-    module.link_in(flags)
+    called = frozenset(
+        f.name for f in module.functions if f.is_declaration and f.name in _defined(path)
+    )
+    if not called:
+        return
+    own = {g.name for g in [*module.functions, *module.global_variables] if not g.is_declaration}
+    for part in (llvm.parse_bitcode(_subset(path, called)), llvm.parse_assembly(_REFLECT_FTZ)):
+        part.triple, part.data_layout = module.triple, module.data_layout
+        module.link_in(part)
     for g in [*module.functions, *module.global_variables]:
         if not g.is_declaration and g.name not in own:
+            g.linkage = "internal"
+
+
+@cache
+def _subset(path: str, names: frozenset[str]) -> bytes:
+    """The library cut down to the functions `names` and what they use, as bitcode (once
+    per process and set of functions: cloning the whole library costs ~0.2 s, parsing this
+    ~1 ms)."""
+    import llvmlite.binding as llvm
+
+    lib = _library(path).clone()
+    for g in [*lib.functions, *lib.global_variables]:
+        if not g.is_declaration and g.name not in names:
             g.linkage = "internal"
     pb = llvm.create_pass_builder(None, llvm.create_pipeline_tuning_options())
     mpm = llvm.create_new_module_pass_manager()
     mpm.add_global_dead_code_eliminate_pass()
-    mpm.run(module, pb)
+    mpm.run(lib, pb)
+    return lib.as_bitcode()
