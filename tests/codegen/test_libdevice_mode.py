@@ -20,7 +20,7 @@ from tritium.codegen import libdevice_link, ptx
 from tritium.codegen.libdevice_link import LibdeviceNotFoundError
 from tritium.codegen.module import DATA_LAYOUT, TRIPLE
 from tritium.codegen.tools import assemble
-from tritium.errors import TritiumError
+from tritium.errors import NotSupportedError, TritiumError
 from tritium.frontend.signature import parse_signature
 from tritium.language.extra import libdevice
 
@@ -246,3 +246,10 @@ def test_auto_looks_in_cuda_home_and_the_triton_package(monkeypatch, tmp_path):
     (home / "nvvm" / "libdevice").mkdir(parents=True)
     where[1].write_bytes(b"BC")
     assert libdevice_link.find("auto") == where[1]
+
+
+@needs_libdevice
+def test_a_function_the_file_lacks_is_a_located_error(libdevice_mode, monkeypatch):
+    monkeypatch.setattr(libdevice_link, "defines", lambda path, symbol: symbol != "__nv_logf")
+    with pytest.raises(NotSupportedError, match=r"test_libdevice_mode.py:\d+:\d+: error: .*__nv_logf"):
+        _compile("log")

@@ -19,7 +19,7 @@ parsed library gets `contract` on its `fadd` / `fsub` / `fmul` once (`_library`)
 
 Finding the file (`find`): a path given in TRITIUM_LIBDEVICE, else (`1` / `auto`) the copy
 inside an installed upstream `triton` package (`triton/backends/nvidia/lib/`, found with
-`importlib.util.find_spec`, not imported: the very file upstream links, which may differ
+`importlib.machinery.PathFinder`, not imported: the very file upstream links, which may differ
 from CUDA's), then `$CUDA_HOME`, `$CUDA_PATH`, `/usr/local/cuda`, `/usr/local/cuda-*`
 (newest first), each `nvvm/libdevice/libdevice.10.bc`. Not found: `LibdeviceNotFoundError`.
 """
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import importlib.util
+import importlib.machinery
 import os
 import re
 from functools import cache
@@ -57,8 +57,10 @@ class LibdeviceNotFoundError(TritiumError, FileNotFoundError):
 
 
 def _triton_copy() -> Path | None:
+    # PathFinder looks on sys.path only: not at sys.modules or meta-path finders, where
+    # `tritium.install_as_triton()` serves `import triton` with tritium itself
     try:
-        spec = importlib.util.find_spec("triton")
+        spec = importlib.machinery.PathFinder.find_spec("triton")
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.submodule_search_locations:
@@ -85,7 +87,7 @@ def candidates() -> list[Path]:
 def find(setting: str) -> Path:
     """The libdevice file TRITIUM_LIBDEVICE=`setting` names: `1` / `auto` search, any other
     value is a path (a file, or a folder holding libdevice.10.bc)."""
-    if setting.lower() in ("1", "auto", "on", "true", "yes"):
+    if setting.lower() in ("1", "auto"):
         for p in candidates():
             if p.is_file():
                 return p
