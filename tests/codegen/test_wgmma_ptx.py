@@ -105,3 +105,30 @@ def test_ineligible_dots_keep_mma_sync(kind, block, warps, arch, ptxas):
     ptx = compile_dot(kind, "row", "row", block, warps, 3, arch=arch).asm["ptx"]
     assert f".target {arch}\n" in ptx and "mma.sync" in ptx and "wgmma" not in ptx
     assert tools.ptxas(ptx, arch)[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("swizzle,shape,transposed", [(128, (64, 128), False), (64, (32, 64), True),
+                                                      (32, (16, 64), False)])  # fmt: skip
+def test_nvmma_tile_offsets_and_descriptor(swizzle, shape, transposed):
+    """The nvmma tile (fp16) as the docstring states it: slabs of swizzle-wide rows, 16-byte
+    chunks XORed with (row / perPhase) % maxPhase, every element at a distinct offset; the
+    descriptor's constant fields (slab stride, 8-row stride, swizzle mode)."""
+    from tritium.codegen.lower.dot_wgmma import descriptor_bits
+    from tritium.ir.shared_layout import nvmma_tile
+    from tritium.ir.ttg_mma import NVMMASharedEncodingAttr
+
+    tile = nvmma_tile(NVMMASharedEncodingAttr(swizzle, transposed, 16), shape)
+    width, phases = swizzle // 2, swizzle // 16
+    rows = shape[1] if transposed else shape[0]
+    seen = set()
+    for i in range(shape[0]):
+        for j in range(shape[1]):
+            r, c = (j, i) if transposed else (i, j)
+            chunk = (c % width) // 8 ^ (r // (8 // phases)) % phases
+            want = (c // width) * rows * width + r * width + chunk * 8 + c % 8
+            assert tile.offset((i, j)) == want == tile.offset_of_bits((i, j))
+            seen.add(want)
+    assert len(seen) == shape[0] * shape[1]
+    bits = descriptor_bits(tile, 2)
+    mode = {128: 1, 64: 2, 32: 3}[swizzle]
+    assert bits == (rows * swizzle >> 4) << 16 | (8 * swizzle >> 4) << 32 | mode << 62
