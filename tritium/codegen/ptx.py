@@ -15,6 +15,9 @@ per doubling (docs/performance.md): the torch.compile kernel that took 114 s. Ab
 those passes (ptxas optimizes the PTX either way; the PTX is longer, ~15%); every kernel
 below the limit, which is all of the test suite's, compiles exactly as before.
 
+`sm_90a` (Hopper with its arch-specific instructions: wgmma) is LLVM's `sm_90a` CPU:
+`.target sm_90a`, PTX 8.0 or newer (8.7 here), run only by compute capability 9.0.
+
 PTX ISA version: LLVM 22 writes the lowest version an arch needs (7.8 for sm_89 / sm_90)
 unless a `+ptxNN` feature asks for more. tritium asks for 8.7, what upstream Triton 3.6
 emits: CUDA 13's ptxas accepts up to 9.0 (LLVM 22 knows up to 9.0 as well), and drivers
@@ -30,7 +33,7 @@ import llvmlite.binding as llvm
 
 from tritium.codegen import libdevice_link
 
-ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
+ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 DEFAULT_ARCH = "sm_89"
 DEFAULT_PTX_VERSION = 87
 
@@ -90,7 +93,7 @@ def llir_to_ptx(
     opt: bool = True,
     libdevice: str | None = None,
 ) -> str:
-    """Compile LLVM IR text to PTX text for `arch` (sm_80 / sm_86 / sm_89 / sm_90);
+    """Compile LLVM IR text to PTX text for `arch` (sm_80 / sm_86 / sm_89 / sm_90 / sm_90a);
     `libdevice`: the libdevice.10.bc the IR's `__nv_*` calls are linked from."""
     text = optimize(llvm_ir, arch, ptx_version, libdevice) if opt else llvm_ir
     codegen_opt = 3 if len(_SLSR_CANDIDATE.findall(text)) <= SLSR_LIMIT else 0
