@@ -53,6 +53,7 @@ from tritium.ir.ttg import (
     is_distributed,
     layout_rank,
 )
+from tritium.ir.ttg_mma import DotOperandEncodingAttr, is_mma_v3
 from tritium.ir.types import (
     PointerType,
     element_type,
@@ -241,6 +242,11 @@ class _LayoutGraph:
                     if other in self.scans and not _blocked_or_slice(layout):
                         # as upstream, a scan is lowered in blocked layouts (and their
                         # slices) only: an mma layout stops at its convert
+                        continue
+                    if isinstance(layout, DotOperandEncodingAttr) and is_mma_v3(layout.parent):
+                        # a wgmma operand is read from a shared tile: the convert stays
+                        # right before the dot (optimize-dot-operands stages it), and a
+                        # cast or scale of the operand is computed before it
                         continue
                     chosen[other] = layout
                     queue.append(other)
