@@ -76,13 +76,16 @@ class CompiledKernel:
     runtime_params: list = field(default_factory=list)
     module: object = None  # the TTIR module (kept for the interpreter)
     interpret: bool = False
+    _runners: dict = field(default_factory=dict, repr=False, compare=False)  # [grid]'s, per device
 
     def __post_init__(self):
         if self.metadata is None:
             self.metadata = KernelMetadata(self.name)
 
-    def make_runner(self, indices: list[int]):
-        """A `run(grid, values, stream)` callable taking all parameter values in order."""
+    def make_runner(self, indices: list[int], device: int | None = None):
+        """A `run(grid, values, stream)` callable taking all parameter values in order, that
+        launches on GPU `device` (None: the device of the first launch's arguments, else the
+        current one; `run.device` is the one given)."""
         if self.interpret:
             from tritium.runtime.array_kinds import as_host_array
             from tritium.runtime.interpreter import interpret
@@ -100,10 +103,11 @@ class CompiledKernel:
                 except TritiumError as e:
                     raise _user_error(e) from None
 
+            run_interpreted.device = None  # type: ignore[attr-defined]
             return run_interpreted
         from tritium.runtime.launcher import Launcher
 
-        launcher = Launcher(self.asm, self.metadata)
+        launcher = Launcher(self.asm, self.metadata, device=device)
         if indices == list(range(len(indices))):
             n = len(indices)
 
@@ -114,6 +118,7 @@ class CompiledKernel:
                     raise _user_error(e) from None
 
             run_direct.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
+            run_direct.device = device  # type: ignore[attr-defined]
             return run_direct
 
         def run_gpu(grid, vals, stream):
@@ -123,13 +128,34 @@ class CompiledKernel:
                 raise _user_error(e) from None
 
         run_gpu.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
+        run_gpu.device = device  # type: ignore[attr-defined]
         return run_gpu
 
     def __getitem__(self, grid):
-        """Launch an already-compiled kernel: `ck[grid](*runtime_args)`."""
-        runner = self.make_runner(list(range(len(self.runtime_params))))
+        """Launch an already-compiled kernel: `ck[grid](*runtime_args)`, on the device of its
+        array arguments (else the current one), on torch's current stream there when the
+        program uses torch and no stream is given."""
         grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
-        return lambda *args, stream=None: runner(grid, list(args), stream)
+
+        def launch(*args, stream=None):
+            device = None
+            if not self.interpret:
+                from tritium.runtime import devices
+                from tritium.runtime.array_kinds import arguments_device
+
+                names = [str(n) for n in self.runtime_params]
+                device = arguments_device(self.name, zip(names, args))
+                device = devices.current_device() if device is None else device
+                if stream is None:
+                    stream = devices.current_stream(device)
+            runner = self._runners.get(device)
+            if runner is None:
+                runner = self._runners[device] = self.make_runner(
+                    list(range(len(self.runtime_params))), device
+                )
+            runner(grid, list(args), stream)
+
+        return launch
 
 
 def _user_error(e: TritiumError) -> TritiumError:

@@ -9,6 +9,12 @@ launches the compiled kernel. That is `JITFunction.run`, the general path; `kern
 goes through a generated per-kernel function (launch.py) that launches warm
 specialisations itself.
 
+A launch runs on the device its array arguments are on (else the current device,
+runtime/devices.py), which the key names: a runner is one compiled kernel loaded on one
+device (compiled once per arch through the kernel cache, loaded once per device), and with
+`stream=None` it launches on torch's current stream of that device when the program uses
+torch, as upstream's launches do.
+
 A JITFunction is a `KernelSource` (tritium/frontend/kernel_source.py): what the code
 generator compiles, and recognises when one kernel calls another.
 """
@@ -30,8 +36,15 @@ from tritium.jit.specialize import (
     launch_key,
 )
 from tritium.options import LAUNCH_OPTIONS, Options
+from tritium.runtime import devices, driver
+from tritium.runtime.array_kinds import arguments_device
 
 _MISSING = object()
+
+
+def _no_device() -> None:
+    """The device keyed for an interpreted launch: none (the interpreter touches no GPU)."""
+    return None
 
 
 class JITFunction(KernelSource):
@@ -115,19 +128,40 @@ class JITFunction(KernelSource):
         interpret = self.interpret
         if interpret is None:
             interpret = config.interpret()
-        key = launch_key(self.kinds, vals, opts, self.interpret is None)
+        current = _no_device if interpret else devices.current_device
+        key = launch_key(self.kinds, vals, opts, self.interpret is None, current)
         try:
             runner = self.runners.get(key)
         except TypeError:  # a list-valued constexpr
             key = hashable_key(key)
             runner = self.runners.get(key)
         if runner is None:
-            runner = self._make_runner(vals, opts, interpret)
+            device = None if interpret else self.launch_device(vals)
+            runner = self._make_runner(vals, opts, interpret, device)
             self.runners[key] = runner
         if type(grid) is not tuple or len(grid) != 3:
             grid = self._grid3(grid, vals, opts)
-        runner(grid, vals, opts.get("stream") if opts else None)
+        stream = opts.get("stream") if opts else None
+        if stream is None and runner.device is not None:
+            stream = devices.current_stream(runner.device)  # torch's (None without torch)
+        runner(grid, vals, stream)
         return runner
+
+    def launch_device(self, vals) -> int:
+        """The device a launch with parameter values `vals` runs on: its array arguments'
+        (ArgumentError when they are on two devices), else the current device."""
+        d = arguments_device(self.__name__, self._arrays(vals))
+        return devices.current_device() if d is None else d
+
+    def _arrays(self, vals):
+        """(name, value) of every runtime argument, tuple elements as `t.0`, `t.1.0`."""
+        stack = [(n, v) for n, v, k in zip(self.arg_names, vals, self.kinds) if k != CONSTEXPR]
+        while stack:
+            name, v = stack.pop(0)
+            if type(v) is tuple:
+                stack[:0] = [(f"{name}.{i}", x) for i, x in enumerate(v)]
+            else:
+                yield name, v
 
     def _grid3(self, grid, vals, opts) -> tuple:
         if callable(grid):
@@ -139,20 +173,19 @@ class JITFunction(KernelSource):
             raise ArgumentError(f"a grid has 1 to 3 dimensions, got {grid!r}")
         return grid + (1,) * (3 - len(grid))
 
-    def _make_runner(self, vals, opts, interpret):
+    def _make_runner(self, vals, opts, interpret, device):
+        """The runner of these values' specialisation on `device` (None: interpreted)."""
         spec = build_spec(self, vals)
         arch = opts.get("arch")
         if arch is None and not interpret:
-            from tritium.runtime.driver import current_arch
-
-            arch = compiler.target_arch(current_arch())
+            arch = compiler.target_arch(driver.device_arch(device))
         options = Options.from_launch(opts, arch=arch or "sm_89", debug=bool(self.debug))
         kernel = compiler.compile_jit(self, spec, options, interpret=interpret)
         paths = [self._path(n) for n in kernel.runtime_params]
         if all(len(p) == 1 for p in paths):
-            return kernel.make_runner([p[0] for p in paths])
+            return kernel.make_runner([p[0] for p in paths], device)
         # a tuple argument: its runtime leaves (`t.0`, `t.1.0`) picked out of the values
-        inner = kernel.make_runner(list(range(len(paths))))
+        inner = kernel.make_runner(list(range(len(paths))), device)
 
         def run_leaves(grid, vals, stream):
             leaves = []
@@ -163,6 +196,7 @@ class JITFunction(KernelSource):
                 leaves.append(v)
             return inner(grid, leaves, stream)
 
+        run_leaves.device = inner.device  # type: ignore[attr-defined]
         return run_leaves
 
     def _path(self, name: str) -> tuple[int, ...]:
