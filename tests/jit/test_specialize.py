@@ -236,3 +236,26 @@ def test_np_float64_is_fp32_in_a_loop(monkeypatch, mode):
     np.testing.assert_allclose(y, want, rtol=1e-6)
     with pytest.raises(tritium.ArgumentError, match="numpy.int64"):
         _scaled_sum[(1,)](x, y, 0.1, np.int64(3), BLOCK=16)
+
+
+@tritium.jit
+def scalars_only(n, f, BLOCK: tl.constexpr):
+    pass
+
+
+@pytest.mark.parametrize("interpret", ["0", "1"])
+def test_keys_agree_on_the_current_device_when_no_argument_carries_one(monkeypatch, interpret):
+    """Without array arguments, both keys end with the current device (None interpreted)."""
+    from tritium.jit.jit import _no_device
+    from tritium.runtime import devices
+
+    monkeypatch.setenv("TRITIUM_INTERPRET", interpret)
+    state = _KernelLaunch(scalars_only)
+    for device in ("0", "3"):
+        monkeypatch.setenv("TRITIUM_DEVICE", device)
+        vals = [5, 0.5, 16]
+        current = _no_device if interpret == "1" else devices.current_device
+        general = launch_key(scalars_only.kinds, vals, {}, True, current)
+        fast = _fast_key(state, vals, {})
+        assert general == (("int", "float", "constexpr"), fast)
+        assert fast[-1] == (None if interpret == "1" else int(device))

@@ -14,8 +14,9 @@ launch the fastest, as upstream's `triton.autotune`.
     grid = lambda meta: (tritium.cdiv(M, meta["BLOCK_M"]) * tritium.cdiv(N, meta["BLOCK_N"]),)
     matmul_kernel[grid](a, b, c, M, N, K)     # the config's constexprs and options are added
 
-The first launch for each value of the `key` arguments (and the dtypes of the array
-arguments) runs every config (compiling it), times it, and caches the fastest; later
+The first launch for each value of the `key` arguments (the dtypes of the array
+arguments, and the device the launch runs on: GPUs of a machine may differ, and each is
+timed on its own) runs every config (compiling it), times it, and caches the fastest; later
 launches with that key use it at once (`kernel.cache`, `kernel.best_config`,
 `kernel.configs_timings`). A config whose compilation or launch fails (too much shared
 memory, say) is timed as infinitely slow.
@@ -41,6 +42,7 @@ the first config is used.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -50,7 +52,7 @@ import numpy as np
 from tritium import config
 from tritium.errors import ArgumentError, CompilationError, LaunchError
 from tritium.jit.jit import JITFunction
-from tritium.runtime import array_kinds
+from tritium.runtime import array_kinds, driver
 
 
 class Config:
@@ -353,10 +355,12 @@ class Autotuner:
         if self._interpreting():
             config = self.configs[0]  # nothing to time in the interpreter
         else:
-            key = self._key(named)
+            device = self.fn.launch_device([named.get(n) for n in self.arg_names])
+            key = (*self._key(named), device)
             config = self.cache.get(key)
             if config is None:
-                config = self._tune(args, kwargs, named, grid)
+                with _on(device):
+                    config = self._tune(args, kwargs, named, grid)
                 self.cache[key] = config
                 full = {**named, **config.all_kwargs()}
                 for name in self.reset_to_zero:
@@ -449,6 +453,14 @@ class Autotuner:
         except (CompilationError, LaunchError) as e:
             self._errors[config] = e
             return float("inf")
+
+
+def _on(device: int):
+    """The device's context for the tuning (its events, staged copies); nothing to make
+    current without a GPU (a `do_bench` of the caller's times the configs then)."""
+    if not driver.gpu_available():
+        return contextlib.nullcontext()
+    return driver.using(driver.opened(device))
 
 
 def _stage(a):
