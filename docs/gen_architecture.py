@@ -176,6 +176,8 @@ def render() -> str:
             "`jit.launch` | `tritium/jit/` | [jit](../tritium/jit/ARCHITECTURE.md) |",
             "| saved kernels | `runtime.metadata`, `aot.c_wrapper`, `tritium.load_ptx` | "
             "`tritium/aot/` | [cli](cli.md) |",
+            "| `import triton` served by tritium | `triton_alias.install` | "
+            "`tritium/triton_alias.py` | [triton-compat](triton-compat.md) |",
             "",
             "The rest of this page follows one kernel, vector add, through every stage. It is",
             "what this command prints into `dump/` (numbered files, one per stage and pass) and",

@@ -8,7 +8,7 @@
         runtime                       (driver, arrays, cache, interpreter: on ir alone)
           compiler                    (composes the stages)
             jit                       (@jit, specialisation, the launch fast path, autotune)
-              cli, aot, testing, the package root
+              cli, aot, testing, triton_alias, the package root
 
 A module may import its own layer or one the table below allows, and no two files may
 import each other, directly or through a longer circle.
@@ -32,7 +32,14 @@ LAYERS = {
     "runtime": ["tritium.runtime", "tritium.aot_runtime"],
     "compiler": ["tritium.compiler"],
     "jit": ["tritium.jit"],
-    "top": ["tritium", "tritium.cli", "tritium.__main__", "tritium.aot", "tritium.testing"],
+    "top": [
+        "tritium",
+        "tritium.cli",
+        "tritium.__main__",
+        "tritium.aot",
+        "tritium.testing",
+        "tritium.triton_alias",
+    ],
 }
 # layer -> the layers it may import (besides itself)
 ALLOWED = {

@@ -11,6 +11,9 @@ kernel[(tritium.cdiv(n, 1024),)](x, n, BLOCK=1024)
 Importing `tritium` is light: the compiler (`compile`, `jit`: xDSL, llvmlite) and the
 runtime (`load_ptx`, device arrays: cuda-python) are imported on first use, so a program
 that only launches saved kernels (`tritium.load_ptx("add.ptx")`) never loads the compiler.
+
+`tritium.install_as_triton()` serves `import triton` with tritium, for libraries written for
+upstream Triton (tritium/triton_alias.py, docs/triton-compat.md).
 """
 
 __version__ = "0.1.0"
@@ -42,6 +45,8 @@ _LAZY = {
     "zeros": ("tritium.runtime.arrays", "zeros"),
     "DeviceArray": ("tritium.runtime.arrays", "DeviceArray"),
     "reinterpret": ("tritium.runtime.reinterpret", "reinterpret"),
+    # serve `import triton` with tritium (tritium/triton_alias.py, docs/triton-compat.md)
+    "install_as_triton": ("tritium.triton_alias", "install"),
 }
 
 

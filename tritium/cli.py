@@ -4,6 +4,8 @@
         --constexpr BLOCK_SIZE=1024 [--num-warps 4] [--arch sm_89] [--emit STAGE] [-o OUT] \\
         [--dump-dir DIR] [--time-passes] [--meta K.json] [--c-header K]
     tritium compile kernel.ttir --emit ptx -o kernel.ptx
+    tritium run SCRIPT.py [ARGS...]          # run a program with `import triton` served by
+    tritium run -m MODULE [ARGS...]          # tritium (docs/triton-compat.md)
 
 Exit status: 0 on success, 1 when the kernel does not compile, 2 for usage mistakes.
 No Python traceback is shown unless --traceback or TRITIUM_DEBUG=1.
@@ -114,7 +116,47 @@ def _parser() -> argparse.ArgumentParser:
         help="compile with debug checks (device asserts, i32 overflow checks)",
     )
     c.add_argument("--traceback", action="store_true", help="show Python tracebacks for errors")
+    r = sub.add_parser(
+        "run",
+        help="run a Python program with `import triton` served by tritium",
+        description="Run SCRIPT.py (or -m MODULE) as __main__ after "
+        "tritium.install_as_triton(): the program and the libraries it imports get tritium "
+        "for `import triton`. TRITON_INTERPRET=1 or TRITIUM_INTERPRET=1 runs the kernels "
+        "in the interpreter.",
+    )
+    r.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m")
+    r.add_argument(
+        "program",
+        nargs=argparse.REMAINDER,
+        metavar="SCRIPT.py ARGS",
+        help="the script (unless -m) and its arguments",
+    )
     return p
+
+
+def cmd_run(args) -> int:
+    """`tritium run`: the program runs as `python SCRIPT.py ARGS` / `python -m MODULE ARGS`
+    would, its own errors and exit status untouched, with `import triton` served by tritium."""
+    import os
+    import runpy
+
+    from tritium import triton_alias
+
+    if args.module is None and not args.program:
+        raise UsageError("tritium run: give a script (tritium run SCRIPT.py ARGS...) or -m MODULE")
+    if args.module is None and not pathlib.Path(args.program[0]).is_file():
+        raise UsageError(f"tritium run: no such script: {args.program[0]}")
+    triton_alias.install()
+    if args.module is not None:
+        sys.argv = [args.module, *args.program]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(args.module, run_name="__main__", alter_sys=True)
+        return 0
+    script, *rest = args.program
+    sys.argv = [script, *rest]
+    sys.path.insert(0, str(pathlib.Path(script).resolve().parent))
+    runpy.run_path(script, run_name="__main__")
+    return 0
 
 
 def _parse_constexpr(item: str):
@@ -254,6 +296,12 @@ def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     show_tb = getattr(args, "traceback", False) or config.debug()
+    if args.command == "run":
+        try:
+            return cmd_run(args)  # the program's own exceptions propagate as Python's would
+        except UsageError as e:
+            print(f"tritium: error: {e}", file=sys.stderr)
+            return 2
     try:
         return cmd_compile(args)
     except (UsageError, ArgumentError) as e:

@@ -9,6 +9,7 @@
 | `XDG_CACHE_HOME` | `~/.cache` | the cache's parent when `TRITIUM_CACHE_DIR` is unset |
 | `TRITIUM_DUMP_DIR` | unset | JIT compilations write their source and the IR after every pass here (and skip the cache) |
 | `TRITIUM_PTXAS`, `TRITIUM_NVDISASM`, `TRITIUM_CUOBJDUMP` | found on `PATH` or in `/usr/local/cuda/bin` | the NVIDIA tool binary to run |
+| `TRITON_INTERPRET` | unset | upstream's switch: when tritium serves `import triton` (`tritium.install_as_triton()`, `python -m tritium run`) and it is on at install, TRITIUM_INTERPRET is set to `1` |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
 called, so a variable set at run time (`os.environ["TRITIUM_DEBUG"] = "1"`,
@@ -36,6 +37,7 @@ from pathlib import Path
 __all__ = [
     "INTERPRET",
     "VARIABLES",
+    "adopt_triton_interpret",
     "cache_dir",
     "debug",
     "device",
@@ -56,6 +58,7 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_PTXAS": "the ptxas binary",
     "TRITIUM_NVDISASM": "the nvdisasm binary",
     "TRITIUM_CUOBJDUMP": "the cuobjdump binary",
+    "TRITON_INTERPRET": "upstream's interpreter switch, honoured when tritium serves `import triton`",
 }
 
 
@@ -87,6 +90,14 @@ def cache_dir() -> Path:
     if xdg:
         return Path(xdg).expanduser() / "tritium"
     return Path.home() / ".cache" / "tritium"
+
+
+def adopt_triton_interpret() -> None:
+    """For `tritium.install_as_triton()`: a program written for upstream asks for the
+    interpreter with TRITON_INTERPRET=1; when that is on and TRITIUM_INTERPRET is unset,
+    set TRITIUM_INTERPRET=1 (once: later changes of TRITON_INTERPRET are not followed)."""
+    if _flag(_get("TRITON_INTERPRET")) and _get("TRITIUM_INTERPRET") is None:
+        os.environ["TRITIUM_INTERPRET"] = "1"
 
 
 def dump_dir() -> str | None:

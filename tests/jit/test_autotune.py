@@ -189,6 +189,37 @@ def test_the_interpreter_takes_the_first_config(monkeypatch):
     assert tuner.best_config == CONFIGS[2] and tuner.configs_timings is None
 
 
+def test_the_interpreter_takes_the_first_config_pruning_keeps(monkeypatch):
+    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+    seen = []
+
+    def prune(configs, named_args, **kwargs):  # upstream's early_config_prune signature
+        seen.append(named_args["n"])
+        return [c for c in configs if c.kwargs["BLOCK"] <= named_args["n"]]
+
+    tuner = tritium.autotune(
+        CONFIGS[::-1], key=["n"], prune_configs_by={"early_config_prune": prune}
+    )(tritium.jit(scale_kernel.fn))
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros_like(x)
+    tuner[GRID](x, out, 100, 2.0)
+    np.testing.assert_array_equal(out, 2 * x)
+    assert seen == [100] and tuner.best_config == CONFIGS[0] and tuner.nargs is None
+
+
+def test_a_do_bench_written_for_upstream_gets_quantiles():
+    asked, ran = [], []
+
+    def upstream_bench(kernel_call, quantiles):  # as upstream's Autotuner calls do_bench
+        asked.append(quantiles)
+        kernel_call()
+        return [2.0, 1.0, 3.0]
+
+    assert at._user_bench(upstream_bench, lambda: ran.append(1)) == 2.0
+    assert asked == [(0.5, 0.2, 0.8)] and ran == [1]
+    assert at._user_bench(lambda kernel_call: 1.5, lambda: None) == 1.5
+
+
 # --------------------------------------------------------------------------- GPU
 
 

@@ -492,7 +492,7 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
         if fn in (tl_range, static_range, pybuiltins.range):
             return fn(*args, **kwargs) if fn is not pybuiltins.range else tl_range(*args, **kwargs)
         if isinstance(fn, tlb.constexpr_function):
-            return fn(*args, **kwargs)
+            return fn.call_in_kernel(*args, **kwargs)
         if isinstance(fn, type) and issubclass(fn, constexpr):
             return constexpr(unwrap(args[0]))
         if isinstance(fn, type) and issubclass(fn, (core.dtype, core.block_type)):

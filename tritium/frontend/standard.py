@@ -103,7 +103,7 @@ def _dim_of(dim, shape):
 def _cube_shape(shape, dim):
     """`shape` with `dim` (of size 2^n) split into n dims of size 2."""
     shape = _dims(shape)
-    return shape[:dim] + (2,) * _log2(shape[dim]).value + shape[dim + 1 :]
+    return shape[:dim] + (2,) * _log2(shape[dim]) + shape[dim + 1 :]
 
 
 @constexpr_function

@@ -37,12 +37,13 @@ change otherwise). `prune_configs_by={"early_config_prune": f, "perf_model": g,
 pre_hook=f)` calls `f(args)` before each launch with that config.
 
 In the interpreter (`TRITIUM_INTERPRET=1` or `@jit(interpret=True)`) nothing is timed:
-the first config is used.
+the first config that `prune_configs_by` keeps is used.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -51,7 +52,7 @@ import numpy as np
 
 from tritium import config
 from tritium.errors import ArgumentError, CompilationError, LaunchError
-from tritium.jit.jit import JITFunction
+from tritium.jit.jit import JITFunction, KernelInterface
 from tritium.runtime import array_kinds, driver
 
 
@@ -280,12 +281,22 @@ def _restore(x, saved) -> None:
 # --------------------------------------------------------------------------- the tuner
 
 
-class Autotuner:
-    """A `@tritium.jit` kernel with a list of configs to choose from (see the module doc)."""
+class Autotuner(KernelInterface):
+    """A `@tritium.jit` kernel with a list of configs to choose from (see the module doc).
+
+    The constructor takes upstream's `triton.runtime.autotuner.Autotuner` arguments in
+    upstream's order (`fn, arg_names, configs, key, reset_to_zero, restore_value, ...`), and
+    the attributes and methods a subclass overrides keep upstream's names (`configs`,
+    `keys`, `cache`, `nargs`, `prune_configs(kwargs)`, `run(*args, grid, **kwargs)`), so
+    libraries that subclass upstream's Autotuner can subclass this one.
+    `use_cuda_graph` (upstream times with CUDA graphs) and `cache_results` (upstream's
+    on-disk cache of choices) are accepted and do not change what is chosen: tritium times
+    with CUDA events and keeps choices in memory."""
 
     def __init__(
         self,
         fn,
+        arg_names: Sequence[str],
         configs: Sequence[Config],
         key: Sequence[str],
         reset_to_zero: Sequence[str] | None = None,
@@ -293,18 +304,26 @@ class Autotuner:
         pre_hook: Callable | None = None,
         post_hook: Callable | None = None,
         prune_configs_by: dict | None = None,
-        warmup: float = 25,
-        rep: float = 100,
+        warmup: float | None = None,
+        rep: float | None = None,
+        use_cuda_graph: bool = False,
         do_bench: Callable | None = None,
+        cache_results: bool = False,
     ):
         if not isinstance(fn, JITFunction):
             raise ArgumentError(
                 "@tritium.autotune decorates a @tritium.jit function (put it above)"
             )
         self.fn = fn
+        self.base_fn = fn.fn  # upstream's name for the Python function
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
-        self.arg_names = fn.arg_names
+        self.arg_names = list(arg_names)
+        if self.arg_names != list(fn.arg_names):
+            raise ArgumentError(
+                f"Autotuner: arg_names {self.arg_names} are not {fn.__name__}'s parameters "
+                f"{list(fn.arg_names)}"
+            )
         self.configs = list(configs) or [Config({})]
         for c in self.configs:
             if not isinstance(c, Config):
@@ -316,11 +335,14 @@ class Autotuner:
         prune = dict(prune_configs_by or {})
         self.early_config_prune = prune.pop("early_config_prune", None)
         self.perf_model = prune.pop("perf_model", None)
-        self.top_k = prune.pop("top_k", None)
+        self.configs_top_k = prune.pop("top_k", None)
         if prune:
             raise ArgumentError(f"prune_configs_by: unknown keys {sorted(prune)}")
-        self.warmup, self.rep = warmup, rep
+        self.num_warmups = 25 if warmup is None else warmup
+        self.num_reps = 100 if rep is None else rep
+        self.use_cuda_graph, self.cache_results = use_cuda_graph, cache_results
         self.do_bench = do_bench
+        self.nargs: dict | None = None  # the launch's arguments by name, while it runs
         self.cache: dict[tuple, Config] = {}
         self.best_config: Config | None = None
         self.configs_timings: dict[Config, float] | None = None
@@ -340,9 +362,6 @@ class Autotuner:
             f"`{self.__name__}` is a tritium kernel: launch it with {self.__name__}[grid](...)"
         )
 
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
-
     # ------------------------------------------------------------------ launch
     def run(self, *args, grid, **kwargs):
         named = self._named(args, kwargs)
@@ -353,14 +372,23 @@ class Autotuner:
                 "do not pass them to the launch"
             )
         if self._interpreting():
-            config = self.configs[0]  # nothing to time in the interpreter
+            # nothing to time in the interpreter: the first config pruning keeps
+            self.nargs = named
+            try:
+                config = self.prune_configs(kwargs)[0]
+            finally:
+                self.nargs = None
         else:
             device = self.fn.launch_device([named.get(n) for n in self.arg_names])
             key = (*self._key(named), device)
             config = self.cache.get(key)
             if config is None:
-                with _on(device):
-                    config = self._tune(args, kwargs, named, grid)
+                self.nargs = named
+                try:
+                    with _on(device):  # timed (and staged) on the launch's device
+                        config = self._tune(args, kwargs, named, grid)
+                finally:
+                    self.nargs = None
                 self.cache[key] = config
                 full = {**named, **config.all_kwargs()}
                 for name in self.reset_to_zero:
@@ -394,12 +422,15 @@ class Autotuner:
         return tuple(key)
 
     # ------------------------------------------------------------------ tuning
-    def prune_configs(self, named: dict, kwargs: dict) -> list[Config]:
+    def prune_configs(self, kwargs: dict) -> list[Config]:
+        """The configs to time for this launch (upstream's signature: the launch's
+        arguments by name are `self.nargs`, the other keywords `kwargs`)."""
+        named = self.nargs or {}
         configs = self.configs
         if self.early_config_prune is not None:
             configs = list(self.early_config_prune(configs, named, **kwargs))
-        if self.perf_model is not None and self.top_k is not None:
-            k = self.top_k
+        if self.perf_model is not None and self.configs_top_k is not None:
+            k = self.configs_top_k
             if isinstance(k, float) and k <= 1.0:
                 k = int(len(configs) * k)
             est = {c: self.perf_model(**named, **kwargs, **c.all_kwargs()) for c in configs}
@@ -409,7 +440,7 @@ class Autotuner:
         return configs
 
     def _tune(self, args, kwargs, named, grid) -> Config:
-        configs = self.prune_configs(named, kwargs)
+        configs = self.prune_configs(kwargs)
         if len(configs) == 1:
             self.configs_timings = None
             return configs[0]
@@ -448,8 +479,8 @@ class Autotuner:
 
         try:
             if self.do_bench is not None:
-                return float(self.do_bench(call))
-            return do_bench(call, self.warmup, self.rep, stream)
+                return _user_bench(self.do_bench, call)
+            return do_bench(call, self.num_warmups, self.num_reps, stream)
         except (CompilationError, LaunchError) as e:
             self._errors[config] = e
             return float("inf")
@@ -461,6 +492,20 @@ def _on(device: int):
     if not driver.gpu_available():
         return contextlib.nullcontext()
     return driver.using(driver.opened(device))
+
+
+def _user_bench(bench: Callable, call: Callable[[], None]) -> float:
+    """Milliseconds from a user's `do_bench`: `bench(call) -> ms`, or upstream's
+    `bench(call, quantiles=(0.5, 0.2, 0.8)) -> [median, p20, p80]` when it takes
+    `quantiles` (as upstream calls it)."""
+    try:
+        params = inspect.signature(bench).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        params = {}
+    if "quantiles" in params:
+        result = bench(call, quantiles=(0.5, 0.2, 0.8))
+        return float(result[0] if isinstance(result, (list, tuple)) else result)
+    return float(bench(call))
 
 
 def _stage(a):
@@ -491,29 +536,37 @@ def autotune(
     restore_value: Sequence[str] | None = None,
     pre_hook: Callable | None = None,
     post_hook: Callable | None = None,
-    warmup: float = 25,
-    rep: float = 100,
-    do_bench: Callable | None = None,
+    warmup: float | None = None,
+    rep: float | None = None,
     use_cuda_graph: bool = False,
+    do_bench: Callable | None = None,
     cache_results: bool = False,
 ):
     """Decorate a `@tritium.jit` kernel to launch the fastest of `configs` for each value of
-    the `key` arguments (see the module docstring). `use_cuda_graph` and `cache_results`
-    (upstream's on-disk cache of choices) are accepted and ignored."""
+    the `key` arguments (see the module docstring); upstream's parameters, in upstream's
+    order. `use_cuda_graph` and `cache_results` (upstream's on-disk cache of choices) are
+    accepted and change nothing (see `Autotuner`)."""
 
     def decorator(fn) -> Autotuner:
+        if not isinstance(fn, JITFunction):
+            raise ArgumentError(
+                "@tritium.autotune decorates a @tritium.jit function (put it above)"
+            )
         return Autotuner(
             fn,
+            fn.arg_names,
             configs,
             key,
-            reset_to_zero=reset_to_zero,
-            restore_value=restore_value,
+            reset_to_zero,
+            restore_value,
             pre_hook=pre_hook,
             post_hook=post_hook,
             prune_configs_by=prune_configs_by,
             warmup=warmup,
             rep=rep,
+            use_cuda_graph=use_cuda_graph,
             do_bench=do_bench,
+            cache_results=cache_results,
         )
 
     return decorator

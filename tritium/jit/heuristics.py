@@ -39,13 +39,13 @@ from collections.abc import Callable
 from typing import Any
 
 from tritium.errors import ArgumentError
-from tritium.jit.jit import JITFunction
+from tritium.jit.jit import JITFunction, KernelInterface
 from tritium.options import LAUNCH_OPTIONS
 
 __all__ = ["Heuristics", "JITHeuristics", "heuristics"]
 
 
-class Heuristics:
+class Heuristics(KernelInterface):
     """A kernel (a `@jit` function or an autotuner) whose launches get values computed by
     `values[name](meta)` as extra keyword arguments (see the module doc)."""
 

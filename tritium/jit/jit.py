@@ -47,7 +47,19 @@ def _no_device() -> None:
     return None
 
 
-class JITFunction(KernelSource):
+class KernelInterface:
+    """Upstream's base of launchable kernels (`triton.runtime.jit.KernelInterface`):
+    `kernel[grid](*args, **kwargs)` is `kernel.run(*args, grid=grid, **kwargs)`. A subclass
+    defines `run`; JITFunction launches through its generated fast path instead."""
+
+    def run(self, *args, grid, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define run(*args, grid, **kwargs)")
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+
+class JITFunction(KernelSource, KernelInterface):
     """A Triton-language function: a kernel when launched, a helper when called from one."""
 
     def __init__(self, fn, *, do_not_specialize=(), debug=None, interpret=None, noinline=False):

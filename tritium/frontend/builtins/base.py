@@ -51,12 +51,20 @@ def dtype_arg(d) -> core.dtype:
 
 
 class constexpr_function:
-    """Marks a helper that runs in Python at compile time on constexpr arguments."""
+    """Marks a helper that runs in Python at compile time on constexpr arguments, as
+    upstream's `tl.constexpr_function`: called from a kernel, it gets the arguments' values
+    and its result is a constexpr (`call_in_kernel`); called on the host it is the plain
+    function (`triton.cdiv(n, 256)` is an int)."""
 
     def __init__(self, fn):
         self.fn = fn
+        self.__name__ = getattr(fn, "__name__", type(self).__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
 
     def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def call_in_kernel(self, *args, **kwargs) -> constexpr:
         return constexpr(
             self.fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
         )
