@@ -157,3 +157,15 @@ def test_modules_load_once_per_device(fake_gpus):
     assert [d for d, _ in gpus.loads] == [0, 1]
     assert m0.context is gpus.contexts[0] and m1.context is gpus.contexts[1]
     assert gpus.current() is gpus.contexts[0]  # none was current: the first load's stays
+
+
+def test_a_saved_kernel_launches_on_each_arguments_device(fake_gpus):
+    from tritium.aot_runtime import SavedKernel
+
+    gpus = fake_gpus
+    k = SavedKernel(ADD_PTX, meta("add_kernel", ADD_PARAMS))
+    xs = [arrays.to_device(np.ones(4, np.float32), device=d) for d in (1, 0, 1)]
+    for x in xs:
+        k[(1,)](x, x, x, 4)
+    assert [launch["device"] for launch in gpus.launches] == [1, 0, 1]
+    assert k.launcher.device == 1 and sorted(d for d, _ in gpus.loads) == [0, 1]
