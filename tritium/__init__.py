@@ -81,4 +81,12 @@ def __getattr__(name):
         import tritium.language as language
 
         return language
+    if name == "testing":  # upstream's triton.testing: do_bench, perf_report, assert_close
+        import tritium.testing as testing
+
+        return testing
+    if name == "runtime":  # upstream's triton.runtime.driver.active
+        import tritium.runtime.driver  # noqa: F401  (binds tritium.runtime.driver)
+
+        return globals()["runtime"]
     raise AttributeError(f"module 'tritium' has no attribute {name!r}")

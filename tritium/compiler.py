@@ -76,11 +76,47 @@ class CompiledKernel:
     runtime_params: list = field(default_factory=list)
     module: object = None  # the TTIR module (kept for the interpreter)
     interpret: bool = False
+    arg_names: list = field(default_factory=list)  # every parameter, constexprs too (@jit)
+    _function_attrs: dict | None = field(default=None, repr=False, compare=False)
     _runners: dict = field(default_factory=dict, repr=False, compare=False)  # [grid]'s, per device
 
     def __post_init__(self):
         if self.metadata is None:
             self.metadata = KernelMetadata(self.name)
+
+    # upstream's CompiledKernel facts: `kernel._init_handles(); kernel.n_regs`
+    def _init_handles(self) -> None:
+        """Load the kernel on the current GPU (once) and read the function's registers,
+        local memory and thread limit; without a GPU (or interpreted), ptxas's report."""
+        if self._function_attrs is not None:
+            return
+        attrs = {"NUM_REGS": self.metadata.registers or 0, "LOCAL_SIZE_BYTES": 0}
+        attrs["MAX_THREADS_PER_BLOCK"] = self.metadata.num_warps * self.metadata.threads_per_warp
+        from tritium.runtime import driver
+
+        image = self.asm.get("cubin") or self.asm.get("ptx")
+        if not self.interpret and image is not None and driver.gpu_available():
+            fn = driver.get_function(driver.load_module(image), self.name)
+            attrs = {k: driver.function_attribute(fn, k) for k in attrs}
+        self._function_attrs = attrs
+
+    @property
+    def n_regs(self) -> int:
+        """Registers per thread (the loaded function's; ptxas's report without a GPU)."""
+        self._init_handles()
+        return self._function_attrs["NUM_REGS"]
+
+    @property
+    def n_spills(self) -> int:
+        """Spilled 4-byte words per thread, as upstream counts them (local memory / 4)."""
+        self._init_handles()
+        spills = self._function_attrs["LOCAL_SIZE_BYTES"] // 4
+        return spills or (self.metadata.spill_stores + 3) // 4
+
+    @property
+    def n_max_threads(self) -> int:
+        self._init_handles()
+        return self._function_attrs["MAX_THREADS_PER_BLOCK"]
 
     def make_runner(self, indices: list[int], device: int | None = None):
         """A `run(grid, values, stream)` callable taking all parameter values in order, that
@@ -104,6 +140,7 @@ class CompiledKernel:
                     raise _user_error(e) from None
 
             run_interpreted.device = None  # type: ignore[attr-defined]
+            run_interpreted.interpreted = True  # type: ignore[attr-defined]
             return run_interpreted
         from tritium.runtime.launcher import Launcher
 
@@ -119,6 +156,7 @@ class CompiledKernel:
 
             run_direct.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
             run_direct.device = device  # type: ignore[attr-defined]
+            run_direct.interpreted = False  # type: ignore[attr-defined]
             return run_direct
 
         def run_gpu(grid, vals, stream):
@@ -129,30 +167,40 @@ class CompiledKernel:
 
         run_gpu.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
         run_gpu.device = device  # type: ignore[attr-defined]
+        run_gpu.interpreted = False  # type: ignore[attr-defined]
         return run_gpu
 
     def __getitem__(self, grid):
-        """Launch an already-compiled kernel: `ck[grid](*runtime_args)`, on the device of its
-        array arguments (else the current one), on torch's current stream there when the
-        program uses torch and no stream is given."""
+        """Launch an already-compiled kernel: `ck[grid](*runtime_args)`, or, as upstream's
+        compiled kernels take them, every parameter in order (constexprs are ignored); on
+        the device of its array arguments (else the current one), on torch's current stream
+        there when the program uses torch and no stream is given."""
+        n = len(self.runtime_params)
+        flat = set(self.runtime_params) <= set(self.arg_names)  # (no tuple parameters)
+        every = [self.arg_names.index(p) for p in self.runtime_params] if flat else []
         grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
 
         def launch(*args, stream=None):
+            if len(args) != n and every and len(args) == len(self.arg_names):
+                args = [args[i] for i in every]
+            elif len(args) != n:  # (the Launcher's words, for the interpreter too)
+                params = ", ".join(self.runtime_params)
+                raise ArgumentError(
+                    f"kernel '{self.name}' takes {n} arguments ({params}), got {len(args)}"
+                )
             device = None
             if not self.interpret:
                 from tritium.runtime import devices
                 from tritium.runtime.array_kinds import arguments_device
 
-                names = [str(n) for n in self.runtime_params]
+                names = [str(p) for p in self.runtime_params]
                 device = arguments_device(self.name, zip(names, args))
                 device = devices.current_device() if device is None else device
                 if stream is None:
-                    stream = devices.current_stream(device)
+                    stream = devices.current_stream(device)  # torch's, as upstream's launches
             runner = self._runners.get(device)
             if runner is None:
-                runner = self._runners[device] = self.make_runner(
-                    list(range(len(self.runtime_params))), device
-                )
+                runner = self._runners[device] = self.make_runner(list(range(n)), device)
             runner(grid, list(args), stream)
 
         return launch
@@ -178,6 +226,24 @@ def _timed(timings: dict | None, name: str):
     return _T()
 
 
+def verify_mode():
+    """How the pass pipelines verify the IR: after every pass with TRITIUM_DEBUG (a failure
+    names the pass that broke it), else once after the last pass (pipeline.py)."""
+    return True if config.debug() else "end"
+
+
+def load_stages() -> None:
+    """Import every stage a compile runs (they load on first use: `import tritium` and
+    launching saved kernels need none of them)."""
+    import tritium.analysis.pointer_writes  # noqa: F401
+    import tritium.codegen  # noqa: F401
+    import tritium.codegen.ptx  # noqa: F401
+    import tritium.codegen.tools  # noqa: F401
+    import tritium.frontend.ttir  # noqa: F401
+    import tritium.passes.pipeline  # noqa: F401
+    import tritium.runtime.cache  # noqa: F401
+
+
 def make_ttir(source: KernelSource, spec, options: Options, dumper: Dumper, timings: dict | None):
     from tritium.frontend.ttir import ast_to_ttir
     from tritium.passes.pipeline import run_ttir_passes
@@ -186,7 +252,7 @@ def make_ttir(source: KernelSource, spec, options: Options, dumper: Dumper, timi
     with _timed(timings, "frontend"):
         module, deps = ast_to_ttir(source, spec, debug=options.debug)
     dumper.module("ttir-frontend", module)
-    run_ttir_passes(module, options, dump=dumper.module, timings=timings)
+    run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
     return module, deps
 
 
@@ -202,7 +268,7 @@ def lower(
     from tritium.passes.pipeline import run_ttgir_passes
 
     asm: dict = {}
-    run_ttgir_passes(module, options, dump=dumper.module, timings=timings)
+    run_ttgir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
     asm["ttgir"] = print_ir(module, locations=True)
     if stop == "ttgir":
         return asm, None
@@ -371,7 +437,7 @@ def compile_kernel(
         module, _ = make_ttir(source, spec, options, dumper, timings)
     else:
         module, name, runtime = _load_ttir_file(pathlib.Path(source), dumper)
-        run_ttir_passes(module, options, dump=dumper.module, timings=timings)
+        run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
     asm = {"ttir": print_ir(module, locations=True)}
     writes = written_params(module)  # on the TTIR, before the GPU passes
     if interpret:
@@ -395,7 +461,7 @@ def compile_jit(
     """Compile a launch's specialisation `spec` of `source` (the JIT's entry: cached, dumped
     to $TRITIUM_DUMP_DIR when set; errors without tritium's frames)."""
     try:
-        return compile_kernel(
+        kernel = compile_kernel(
             source,
             spec,
             Options.of(options),
@@ -405,6 +471,8 @@ def compile_jit(
         )
     except TritiumError as e:
         raise _user_error(e) from None
+    kernel.arg_names = list(source.arg_names)
+    return kernel
 
 
 def compile(

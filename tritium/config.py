@@ -9,6 +9,9 @@
 | `XDG_CACHE_HOME` | `~/.cache` | the cache's parent when `TRITIUM_CACHE_DIR` is unset |
 | `TRITIUM_DUMP_DIR` | unset | JIT compilations write their source and the IR after every pass here (and skip the cache) |
 | `TRITIUM_PTXAS`, `TRITIUM_NVDISASM`, `TRITIUM_CUOBJDUMP` | found on `PATH` or in `/usr/local/cuda/bin` | the NVIDIA tool binary to run |
+| `TRITIUM_COMPILE_WORKERS` | one per CPU | how many processes compile an autotuning sweep's configs at once (`1`: one after another) |
+| `TRITIUM_PRINT_AUTOTUNING`, `TRITON_PRINT_AUTOTUNING` | `0` | `1`: print each autotuning's key, time and chosen config, as upstream's `TRITON_PRINT_AUTOTUNING` |
+| `TRITIUM_BENCH_POINTS` | unset | `tritium.testing.perf_report` measures only this many x values of each benchmark, spread evenly (to shorten long benchmarks) |
 | `TRITON_INTERPRET` | unset | upstream's switch: when tritium serves `import triton` (`tritium.install_as_triton()`, `python -m tritium run`) and it is on at install, TRITIUM_INTERPRET is set to `1` |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
@@ -38,12 +41,16 @@ __all__ = [
     "INTERPRET",
     "VARIABLES",
     "adopt_triton_interpret",
+    "bench_points",
     "cache_dir",
+    "child_environment",
+    "compile_workers",
     "debug",
     "device",
     "dump_dir",
     "interpret",
     "interpreting",
+    "print_autotuning",
     "tool",
 ]
 
@@ -58,6 +65,10 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_PTXAS": "the ptxas binary",
     "TRITIUM_NVDISASM": "the nvdisasm binary",
     "TRITIUM_CUOBJDUMP": "the cuobjdump binary",
+    "TRITIUM_COMPILE_WORKERS": "processes compiling an autotuning sweep at once (1: serially)",
+    "TRITIUM_PRINT_AUTOTUNING": "print each autotuning's key, time and chosen config",
+    "TRITON_PRINT_AUTOTUNING": "upstream's name for TRITIUM_PRINT_AUTOTUNING (either works)",
+    "TRITIUM_BENCH_POINTS": "perf_report measures only this many x values of each benchmark",
     "TRITON_INTERPRET": "upstream's interpreter switch, honoured when tritium serves `import triton`",
 }
 
@@ -92,6 +103,12 @@ def cache_dir() -> Path:
     return Path.home() / ".cache" / "tritium"
 
 
+def bench_points() -> int | None:
+    """TRITIUM_BENCH_POINTS, or None (every x value)."""
+    v = _get("TRITIUM_BENCH_POINTS")
+    return int(v) if v else None
+
+
 def adopt_triton_interpret() -> None:
     """For `tritium.install_as_triton()`: a program written for upstream asks for the
     interpreter with TRITON_INTERPRET=1; when that is on and TRITIUM_INTERPRET is unset,
@@ -103,6 +120,25 @@ def adopt_triton_interpret() -> None:
 def dump_dir() -> str | None:
     """TRITIUM_DUMP_DIR, or None."""
     return _get("TRITIUM_DUMP_DIR") or None
+
+
+def compile_workers() -> int | None:
+    """TRITIUM_COMPILE_WORKERS as a number >= 1, or None (unset: one per CPU)."""
+    v = _get("TRITIUM_COMPILE_WORKERS")
+    return max(1, int(v)) if v else None
+
+
+def print_autotuning() -> bool:
+    """TRITIUM_PRINT_AUTOTUNING or TRITON_PRINT_AUTOTUNING is on."""
+    return _flag(_get("TRITIUM_PRINT_AUTOTUNING")) or _flag(_get("TRITON_PRINT_AUTOTUNING"))
+
+
+def child_environment(set_vars: dict[str, str] | None = None, drop: tuple = ()) -> dict[str, str]:
+    """This process's environment for a subprocess, with `set_vars` set and `drop` removed
+    (the differential driver's upstream worker: TRITON_INTERPRET, no PYTHONPATH)."""
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(set_vars or {})
+    return env
 
 
 def tool(name: str) -> str | None:

@@ -162,10 +162,15 @@ def gather_1d_kernel(x_ptr, i_ptr, o_ptr, s, m, S: tl.constexpr, M: tl.constexpr
     tl.store(o_ptr + ms, tl.gather(x, idx, 0).to(IT, bitcast=True), mask=ms < m)
 
 
+# (S, s, M, m, warps): source size / valid, index count / valid; also run on the host by
+# test_gather_lowering.py
+GATHER_1D = [(32, 30, 128, 100, 4), (8, 5, 16, 16, 1), (64, 64, 512, 333, 4), (256, 255, 64, 7, 8),
+             (128, 100, 32, 32, 2), (16, 16, 8, 5, 1), (512, 500, 1024, 1000, 8)]
+
+
 @pytest.mark.parametrize("dtype, S, s, M, m, warps", _cases(
     ["int8", "int16", "int32", "int64", "fp16", "bf16", "fp32", "fp64", "fp8e4nv"],
-    [(32, 30, 128, 100, 4), (8, 5, 16, 16, 1), (64, 64, 512, 333, 4), (256, 255, 64, 7, 8)],
-    ("fp32", "int64")))
+    GATHER_1D, ("fp32", "int64")))
 def test_gather_1d(mode, dtype, S, s, M, m, warps):
     dt, st = DTYPES[dtype]
     x = bits(dtype, S, 6)
@@ -185,10 +190,22 @@ def gather_2d_kernel(x_ptr, i_ptr, o_ptr, R: tl.constexpr, C: tl.constexpr, IR: 
     tl.store(o_ptr + io, tl.gather(x, idx, AXIS))
 
 
-@pytest.mark.parametrize("R, C, IR, IC, axis, warps", [
+# (R, C, IR, IC, axis, warps): source R x C, indices IR x IC; also run on the host by
+# test_gather_lowering.py
+GATHER_2D = [
     (8, 64, 8, 32, 1, 4), (64, 8, 16, 8, 0, 4), (32, 32, 32, 32, 1, 4), (4, 128, 4, 16, 1, 1),
     (32, 16, 64, 8, 0, 8), (2, 8, 2, 64, 1, 2),
-])  # fmt: skip
+    # axis 1: indices narrower / wider than the source, fewer rows; 1 to 8 warps
+    (16, 8, 16, 4, 1, 1), (16, 64, 16, 32, 1, 4), (32, 128, 8, 256, 1, 1), (32, 2, 16, 256, 1, 1),
+    (8, 2, 4, 256, 1, 4), (1, 64, 1, 16, 1, 8), (256, 8, 256, 8, 1, 8), (16, 64, 16, 16, 1, 2),
+    (4, 16, 4, 128, 1, 8),
+    # axis 0: the same, transposed
+    (128, 4, 32, 4, 0, 1), (8, 4, 128, 2, 0, 1), (4, 8, 64, 8, 0, 1), (8, 32, 64, 32, 0, 2),
+    (16, 64, 16, 16, 0, 8), (256, 2, 64, 2, 0, 2),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("R, C, IR, IC, axis, warps", GATHER_2D)
 def test_gather_2d(mode, R, C, IR, IC, axis, warps):
     rng = np.random.default_rng(8)
     x = rng.standard_normal((R, C)).astype(np.float32)

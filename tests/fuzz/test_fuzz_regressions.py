@@ -61,6 +61,15 @@ CASES = {
         ],
         [Output("in0", "fp16")],
     ),
+    # tl.minimum(x_f16, 0.5) is fp32 (the literal becomes an fp32 tensor first): the model
+    # once kept fp16 and rounded the product below in fp16 (found differentially: a branch
+    # doing this disagreed with the other's fp16 in tritium and upstream's compiler).
+    "minimum-with-a-literal-is-fp32": Program(
+        4, 8, 1, 4, 8, [FP16_TILE], [],
+        [Assign("v0", BinOp("*", BinOp("min", Name("in0"), Lit(0.5)), Name("in0")))],
+        [Output("v0", "fp32")],
+        1,  # the seed: inputs that are not all quarters, so fp16 products round
+    ),
 }  # fmt: skip
 
 

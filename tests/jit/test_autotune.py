@@ -174,7 +174,10 @@ def test_argument_errors(tuned):
     with pytest.raises(ArgumentError, match="BLOCK"):
         tuner[GRID](np.ones(8, np.float32), np.zeros(8, np.float32), 8, 1.0, BLOCK=32)
     with pytest.raises(ArgumentError, match="no parameter named 'size'"):
-        tritium.autotune(CONFIGS, key=["size"])(scale_kernel)
+        tritium.autotune(CONFIGS, key=["n"], reset_to_zero=["size"])(scale_kernel)
+    # a key naming no parameter is left out with a warning, as upstream ignores it
+    with pytest.warns(UserWarning, match="no parameter named 'size'; ignored"):
+        assert tritium.autotune(CONFIGS, key=["n", "size"])(scale_kernel).keys == ["n"]
     with pytest.raises(ArgumentError, match="@tritium.jit"):
         tritium.autotune(CONFIGS, key=["n"])(lambda x: x)
 

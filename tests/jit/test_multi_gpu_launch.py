@@ -168,6 +168,26 @@ def test_autotuning_is_per_device(fake_torch, fake_gpus):
     assert [launch["grid"][0] for launch in gpus.launches[-2:]] == [1, 1]
 
 
+def test_autotuning_times_on_the_launch_device_with_the_pool(fake_torch, fake_gpus, monkeypatch):
+    """The built-in timer (CUDA events, runtime/timing.py) and the concurrent compiles of a
+    sweep (compile_pool.py) on device 1 while device 0 is current: the events belong to
+    device 1's context, the pool's runners launch there, and device 0 stays current."""
+    torch = fake_torch
+    gpus = fake_gpus
+    monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "2")
+    set_device(torch, gpus, 0)
+    configs = [tritium.Config({"BLOCK_SIZE": 64}), tritium.Config({"BLOCK_SIZE": 128})]
+    k = fresh_kernel()
+    tuner = tritium.autotune(configs, key=["n_elements"], warmup=1, rep=1)(k)
+    grid = lambda meta: (tritium.cdiv(meta["n_elements"], meta["BLOCK_SIZE"]),)  # noqa: E731
+    x = torch.empty(128, 1)
+    tuner[grid](x, x, x, 128)
+    assert gpus.events and set(gpus.events) == {1}
+    assert set(devices_launched(gpus)) == {1}
+    assert sorted(r.device for r in k.runners.values()) == [1, 1]
+    assert gpus.current_device() == 0 and devices.current_device() == 0
+
+
 def test_the_interpreter_touches_no_gpu(fake_torch, fake_gpus, monkeypatch):
     torch = fake_torch
     gpus = fake_gpus

@@ -150,7 +150,7 @@ def test_hooks_dump_timings_verify():
     run_ttir_passes(module, dump=lambda n, m: dumped.append((n, print_ir(m))), timings=timings)
     run_ttgir_passes(module, dump=lambda n, m: dumped.append((n, print_ir(m))), timings=timings)
     assert [n for n, _ in dumped] == list(TTIR_PASSES) + list(TTGIR_PASSES)
-    assert set(timings) == set(TTIR_PASSES) | set(TTGIR_PASSES)
+    assert set(timings) == set(TTIR_PASSES) | set(TTGIR_PASSES) | {"verify"}
     assert all(t >= 0 for t in timings.values())
     assert "#blocked" not in dumped[len(TTIR_PASSES) - 1][1]
     assert '"ttg.num-warps" = 4 : i32' in dumped[len(TTIR_PASSES)][1]
@@ -172,6 +172,30 @@ def test_verify_names_the_pass_that_broke_the_ir(monkeypatch):
         run_ttir_passes(module)
     module = parse_module((DATA / "add_kernel.ttir").read_text())
     run_passes(module, ["canonicalize"], verify=False)  # verify=False: no check, no error
+    # verify="end" (tritium.compile without TRITIUM_DEBUG): caught after the last pass
+    module = parse_module((DATA / "add_kernel.ttir").read_text())
+    with pytest.raises(PassPipelineError, match="after pass 'dce'.*TRITIUM_DEBUG=1"):
+        run_ttir_passes(module, verify="end")
+
+
+def test_compile_verifies_once_unless_debugging(monkeypatch):
+    """tritium.compile verifies each pipeline once at its end; TRITIUM_DEBUG=1 after every pass."""
+    from tritium import compiler
+    from tritium.passes import pipeline
+
+    calls = []
+    real = pipeline._verify
+    monkeypatch.setattr(pipeline, "_verify", lambda *a, **k: (calls.append(a[1]), real(*a, **k)))
+    from examples.vector_add import add_kernel
+
+    sig, consts = "*fp32:16,*fp32:16,*fp32:16,i32", {"BLOCK_SIZE": 1024}
+    monkeypatch.delenv("TRITIUM_DEBUG", raising=False)
+    compiler.compile(add_kernel, sig, consts, stop="ttgir")
+    assert calls == [TTIR_PASSES[-1], TTGIR_PASSES[-1]]
+    calls.clear()
+    monkeypatch.setenv("TRITIUM_DEBUG", "1")
+    compiler.compile(add_kernel, sig, consts, stop="ttgir")
+    assert calls == list(TTIR_PASSES) + list(TTGIR_PASSES)
 
 
 def test_ttgir_layout_check_catches_a_missing_layout():

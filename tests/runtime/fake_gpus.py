@@ -13,7 +13,9 @@ where it matters here:
 * `cuModuleLoadDataEx` loads into the current context (recorded in `loads`); a function
   belongs to its module's context, and `cuLaunchKernel` refuses it with
   CUDA_ERROR_INVALID_CONTEXT unless that context is current, as CUDA does; launches are
-  recorded in `launches` with their device, grid, stream and parameter bytes.
+  recorded in `launches` with their device, grid, stream and parameter bytes;
+* events (`cuEventCreate`) belong to the current context (recorded in `events`) and time
+  every interval as 0.01 ms.
 
 Install it with the `gpus` fixture (tests/conftest.py, through `install_gpus`): the driver
 module's state is swapped for a fresh one and put back after the test; the `torch` fixture
@@ -81,6 +83,7 @@ class FakeCuda:
         self.launches: list[dict] = []
         self.allocations: dict[int, tuple[int, int, ctypes.Array]] = {}  # addr -> dev, n, buf
         self.calls: list[str] = []
+        self.events: list[int] = []  # the device of each event created
         self.results: list[int] = []  # results for the next launches (then: success)
         self._tls = threading.local()
 
@@ -210,6 +213,30 @@ class FakeCuda:
 
     def cuStreamSynchronize(self, stream):
         return (self._r(OK if self.current() else INVALID_CONTEXT),)
+
+    def cuCtxSynchronize(self):
+        return (self._r(OK if self.current() else INVALID_CONTEXT),)
+
+    # ------------------------------------------------------------------ events
+    def cuEventCreate(self, flags):
+        """An event of the current context (recorded in `events`: its device)."""
+        ctx = self.current()
+        if not ctx:
+            return (self._r(INVALID_CONTEXT), None)
+        self.events.append(ctx.ordinal)
+        return (self._r(OK), len(self.events))
+
+    def cuEventRecord(self, event, stream):
+        return (self._r(OK),)
+
+    def cuEventSynchronize(self, event):
+        return (self._r(OK),)
+
+    def cuEventElapsedTime(self, start, end):
+        return (self._r(OK), 0.01)
+
+    def cuEventDestroy(self, event):
+        return (self._r(OK),)
 
     # ------------------------------------------------------------------ memory
     def cuMemAlloc(self, n):

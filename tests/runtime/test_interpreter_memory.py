@@ -106,7 +106,7 @@ module {
     tt.return
   }
 }"""
-    with pytest.raises(OutOfBoundsError, match="0x1000 .*no argument buffer"):
+    with pytest.raises(OutOfBoundsError, match="0x1000 .*no live array"):
         interpret(parse_module(text), (1,), [np.zeros(1, np.float32)])
 
 

@@ -47,14 +47,30 @@ def _run_ptxas(ptx: str, arch: str, extra: list[str]) -> tuple[bytes, str] | Non
     with tempfile.TemporaryDirectory(prefix="tritium-ptxas-") as tmp:
         src, out = Path(tmp) / "kernel.ptx", Path(tmp) / "kernel.cubin"
         src.write_text(ptx)
-        proc = subprocess.run(
-            [exe, f"-arch={arch}", *extra, str(src), "-o", str(out)],
-            capture_output=True,
-            text=True,
-        )
+        try:
+            proc = subprocess.run(
+                [exe, f"-arch={arch}", *extra, str(src), "-o", str(out)],
+                capture_output=True,
+                text=True,
+            )
+        except OSError as e:  # TRITIUM_PTXAS names a missing or non-executable file
+            raise PtxasError(
+                f"cannot run ptxas ({exe}): {e.strerror or e}; fix or unset TRITIUM_PTXAS "
+                "(without ptxas, tritium leaves the PTX to the driver)"
+            ) from None
         if proc.returncode != 0:
-            raise PtxasError(f"ptxas failed for {arch}:\n{proc.stderr.strip()}")
-        return out.read_bytes(), proc.stdout + proc.stderr
+            raise PtxasError(_failure(exe, arch, proc.returncode, proc.stderr))
+        try:
+            return out.read_bytes(), proc.stdout + proc.stderr
+        except OSError:
+            raise PtxasError(_failure(exe, arch, 0, "it wrote no cubin")) from None
+
+
+def _failure(exe: str, arch: str, status: int, stderr: str) -> str:
+    """ptxas's own message, and what its exit means (a signal: it crashed or was killed)."""
+    how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
+    text = stderr.strip() or "(no message)"
+    return f"ptxas failed for {arch}: {exe} {how}:\n{text}"
 
 
 def ptxas(ptx: str, arch: str = "sm_89") -> bytes | None:

@@ -295,14 +295,27 @@ def constant_value(value: SSAValue) -> int | float | None:
     if isinstance(attr, FloatAttr):
         return attr.value.data
     if isinstance(attr, DenseIntOrFPElementsAttr):
-        vals = attr.get_values()
-        if len(vals) == 0 or any(x != vals[0] for x in vals):
-            return None
-        v = vals[0]
+        v = _splat_value(attr)
         if isinstance(v, tuple):
             return None
         return _bool01(v, attr.get_element_type())
     return None
+
+
+def _splat_value(attr: DenseIntOrFPElementsAttr):
+    """The value every element of `attr` holds (None when they differ, or for NaN, which
+    differs from itself). Elements with identical bytes (the usual splat) are decided by
+    comparing bytes, without unpacking a tensor's worth of Python numbers."""
+    data = attr.data.data
+    n = len(attr)
+    if n == 0:
+        return None
+    size = len(data) // n
+    if data == data[:size] * n:
+        v = attr.get_element_type().unpack(data[:size], 1)[0]
+        return None if v != v else v  # NaN: as the elementwise comparison below decides
+    vals = attr.get_values()
+    return vals[0] if all(x == vals[0] for x in vals) else None
 
 
 def _bool01(v, t: Attribute):

@@ -34,9 +34,13 @@ def _check(cond: bool, msg: str) -> None:
 
 
 def _same_shape_encoding(a: Attribute, b: Attribute, what: str) -> None:
-    _check(shape_of(a) == shape_of(b), f"{what}: shapes differ ({a} vs {b})")
-    _check(is_tensor(a) == is_tensor(b), f"{what}: tensor vs scalar ({a} vs {b})")
-    _check(encoding_of(a) == encoding_of(b), f"{what}: layouts differ ({a} vs {b})")
+    # the messages print both types: only build them on a failure (verification runs often)
+    if shape_of(a) != shape_of(b):
+        raise VerifyException(f"{what}: shapes differ ({a} vs {b})")
+    if is_tensor(a) != is_tensor(b):
+        raise VerifyException(f"{what}: tensor vs scalar ({a} vs {b})")
+    if encoding_of(a) != encoding_of(b):
+        raise VerifyException(f"{what}: layouts differ ({a} vs {b})")
 
 
 def _with_elem(t: Attribute, e: Attribute) -> Attribute:

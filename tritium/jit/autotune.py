@@ -16,10 +16,15 @@ launch the fastest, as upstream's `triton.autotune`.
 
 The first launch for each value of the `key` arguments (the dtypes of the array
 arguments, and the device the launch runs on: GPUs of a machine may differ, and each is
-timed on its own) runs every config (compiling it), times it, and caches the fastest; later
+timed on its own) compiles every config, times each, and caches the fastest; later
 launches with that key use it at once (`kernel.cache`, `kernel.best_config`,
-`kernel.configs_timings`). A config whose compilation or launch fails (too much shared
-memory, say) is timed as infinitely slow.
+`kernel.configs_timings`). The configs compile concurrently, each in a process of its own
+(`compile_pool.py`; `TRITIUM_COMPILE_WORKERS` caps them), through the compiled-kernel
+cache; they are then timed one at a time on the launch's GPU, as a serial sweep times
+them, so the choice is the same. A config whose compilation or launch fails (too much
+shared memory, say) is timed as infinitely slow. `TRITIUM_PRINT_AUTOTUNING=1` (or
+upstream's `TRITON_PRINT_AUTOTUNING`) prints each sweep's key, time and choice;
+`kernel.bench_time` and `kernel.compile_time` keep the last sweep's seconds.
 
 Timing is CUDA events on the launch stream (`cuEventRecord` through tritium's driver;
 torch's events when cuda-python is missing): a warm-up run, then as many runs as fit in
@@ -45,6 +50,8 @@ from __future__ import annotations
 import contextlib
 import inspect
 import statistics
+import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -52,8 +59,9 @@ import numpy as np
 
 from tritium import config
 from tritium.errors import ArgumentError, CompilationError, LaunchError
+from tritium.jit import compile_pool
 from tritium.jit.jit import JITFunction, KernelInterface
-from tritium.runtime import array_kinds, driver
+from tritium.runtime import array_kinds, driver, timing
 
 
 class Config:
@@ -107,93 +115,26 @@ class Config:
 
 
 def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, stream=None) -> float:
-    """Median milliseconds of `fn()` (which launches GPU work on `stream`), by CUDA events."""
-    events = _Events(stream)
+    """Median milliseconds of `fn()` (which launches GPU work on `stream`), by CUDA events
+    recorded on that stream (tritium.runtime.timing)."""
+    clock = timing.clock(stream, prefer_torch=False)
     fn()
-    events.synchronize()
-    start, end = events.new(), events.new()
+    clock.synchronize()
+    start, end = clock.event(), clock.event()
     start.record()
     for _ in range(5):
         fn()
     end.record()
-    end.synchronize()
-    estimate = max(start.elapsed(end) / 5, 1e-4)
+    estimate = max(start.elapsed_time(end) / 5, 1e-4)
     for _ in range(max(1, int(warmup / estimate))):
         fn()
     n = max(1, min(1000, int(rep / estimate)))
-    marks = [(events.new(), events.new()) for _ in range(n)]
+    marks = [(clock.event(), clock.event()) for _ in range(n)]
     for s, e in marks:
         s.record()
         fn()
         e.record()
-    marks[-1][1].synchronize()
-    return statistics.median(s.elapsed(e) for s, e in marks)
-
-
-class _Events:
-    """CUDA events on one stream: the driver's, or torch's without cuda-python."""
-
-    def __init__(self, stream):
-        try:
-            from tritium.runtime import driver
-
-            driver.init()
-            self.cu, self.driver, self.stream = driver.cuda(), driver, driver.stream(stream)
-            self.torch = None
-        except ImportError:  # pragma: no cover - cuda-python is a dependency
-            import torch
-
-            self.cu = None
-            self.torch = torch
-
-    def new(self):
-        if self.torch is not None:  # pragma: no cover
-            return _TorchEvent(self.torch)
-        return _DriverEvent(self)
-
-    def synchronize(self) -> None:
-        if self.torch is not None:  # pragma: no cover
-            self.torch.cuda.synchronize()
-        else:
-            self.driver.synchronize(self.stream)
-
-
-class _DriverEvent:
-    def __init__(self, ev: _Events):
-        self.cu, self.driver, self.stream = ev.cu, ev.driver, ev.stream
-        err, self.handle = self.cu.cuEventCreate(self.cu.CUevent_flags.CU_EVENT_DEFAULT)
-        self.driver.check(err, "cuEventCreate")
-
-    def record(self) -> None:
-        self.driver.check(self.cu.cuEventRecord(self.handle, self.stream)[0], "cuEventRecord")
-
-    def synchronize(self) -> None:
-        self.driver.check(self.cu.cuEventSynchronize(self.handle)[0], "cuEventSynchronize")
-
-    def elapsed(self, end: _DriverEvent) -> float:
-        err, ms = self.cu.cuEventElapsedTime(self.handle, end.handle)
-        self.driver.check(err, "cuEventElapsedTime")
-        return float(ms)
-
-    def __del__(self):
-        try:
-            self.cu.cuEventDestroy(self.handle)
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
-
-
-class _TorchEvent:  # pragma: no cover - only without cuda-python
-    def __init__(self, torch):
-        self.e = torch.cuda.Event(enable_timing=True)
-
-    def record(self) -> None:
-        self.e.record()
-
-    def synchronize(self) -> None:
-        self.e.synchronize()
-
-    def elapsed(self, end: _TorchEvent) -> float:
-        return self.e.elapsed_time(end.e)
+    return statistics.median(s.elapsed_time(e) for s, e in marks)
 
 
 # --------------------------------------------------------------------------- staging
@@ -328,7 +269,7 @@ class Autotuner(KernelInterface):
         for c in self.configs:
             if not isinstance(c, Config):
                 raise ArgumentError(f"autotune configs must be tritium.Config, got {c!r}")
-        self.keys = self._names(key, "key")
+        self.keys = self._key_names(key)
         self.reset_to_zero = self._names(reset_to_zero or (), "reset_to_zero")
         self.restore_value = self._names(restore_value or (), "restore_value")
         self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
@@ -346,7 +287,21 @@ class Autotuner(KernelInterface):
         self.cache: dict[tuple, Config] = {}
         self.best_config: Config | None = None
         self.configs_timings: dict[Config, float] | None = None
+        self.bench_time: float | None = None  # seconds the last sweep took, compiles included
+        self.compile_time: float | None = None  # of which compiling the configs together
         self._errors: dict[Config, Exception] = {}
+
+    def _key_names(self, names: Sequence[str]) -> list[str]:
+        """The key's parameter names; a name the kernel lacks is left out with a warning
+        (upstream ignores it silently: its 08-grouped-gemm tutorial names one)."""
+        names = [names] if isinstance(names, str) else list(names)
+        for n in names:
+            if n not in self.fn.param_index:
+                warnings.warn(
+                    f"autotune key: {self.fn.__name__} has no parameter named {n!r}; ignored",
+                    stacklevel=4,
+                )
+        return [n for n in names if n in self.fn.param_index]
 
     def _names(self, names: Sequence[str], what: str) -> list[str]:
         names = [names] if isinstance(names, str) else list(names)
@@ -386,10 +341,11 @@ class Autotuner(KernelInterface):
                 self.nargs = named
                 try:
                     with _on(device):  # timed (and staged) on the launch's device
-                        config = self._tune(args, kwargs, named, grid)
+                        config = self._tune(args, kwargs, named, grid, device)
                 finally:
                     self.nargs = None
                 self.cache[key] = config
+                self._report(key, config)
                 full = {**named, **config.all_kwargs()}
                 for name in self.reset_to_zero:
                     _zero(full[name])
@@ -439,7 +395,9 @@ class Autotuner(KernelInterface):
             raise ArgumentError(f"{self.__name__}: every autotune config was pruned")
         return configs
 
-    def _tune(self, args, kwargs, named, grid) -> Config:
+    def _tune(self, args, kwargs, named, grid, device: int) -> Config:
+        start = time.perf_counter()
+        self.bench_time = self.compile_time = None
         configs = self.prune_configs(kwargs)
         if len(configs) == 1:
             self.configs_timings = None
@@ -448,16 +406,49 @@ class Autotuner(KernelInterface):
         skw = {k: _stage(v) for k, v in kwargs.items()}
         snamed = self._named(staged, skw)
         try:
+            self._compile_configs(configs, staged, skw, device)
+            self.compile_time = time.perf_counter() - start
             timings = {c: self._bench(c, staged, skw, snamed, grid) for c in configs}
         finally:
             for v in (*staged, *skw.values()):
                 if isinstance(v, _DeviceView):
                     v.free()
+        self.bench_time = time.perf_counter() - start
         self.configs_timings = timings
         best = min(configs, key=timings.__getitem__)
         if timings[best] == float("inf"):
             raise self._errors[best]
         return best
+
+    def _compile_configs(self, configs: list[Config], args, kwargs, device: int) -> None:
+        """Compile the configs' kernels together (compile_pool.py) and hand them to the
+        JITFunction, so the timed launches find them ready. Whatever does not compile
+        here (an error, a kernel already compiled) is left to the launch, as before."""
+        keys, requests = [], []
+        for c in configs:
+            try:
+                pending = self.fn.pending_compile(args, {**kwargs, **c.all_kwargs()})
+            except Exception:  # noqa: BLE001 - the timed launch reports it
+                continue
+            if pending is not None and pending[0] not in keys:
+                keys.append(pending[0])
+                requests.append(pending[1:])
+        if compile_pool.workers_for(len(requests)) < 2:
+            return  # nothing to overlap: the timed launches compile, one after another
+        for key, kernel in zip(keys, compile_pool.compile_all(self.fn, requests)):
+            if kernel is not None:
+                self.fn.runners[key] = self.fn.runner_for(kernel, device)
+
+    def _report(self, key: tuple, best: Config) -> None:
+        """upstream's TRITON_PRINT_AUTOTUNING lines, for a sweep that ran."""
+        if self.bench_time is None or not config.print_autotuning():
+            return
+        print(
+            f"tritium autotuning for function {self.__name__},\nwith key as {key},\n"
+            f"finished after {self.bench_time:.2f}s (compiling {self.compile_time:.2f}s),\n"
+            f"best config selected: {best};",
+            flush=True,
+        )
 
     def _bench(self, config: Config, args, kwargs, named, grid) -> float:
         full = {**named, **config.all_kwargs()}

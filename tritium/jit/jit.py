@@ -137,9 +137,31 @@ class JITFunction(KernelSource, KernelInterface):
 
     def run(self, *args, grid, **kwargs):
         vals, opts = self.bind(args, kwargs)
-        interpret = self.interpret
-        if interpret is None:
-            interpret = config.interpret()
+        runner = self._runner(vals, opts)
+        if type(grid) is not tuple or len(grid) != 3:
+            grid = self._grid3(grid, vals, opts)
+        stream = opts.get("stream") if opts else None
+        if stream is None and runner.device is not None:
+            stream = devices.current_stream(runner.device)  # torch's (None without torch)
+        runner(grid, vals, stream)
+        return runner
+
+    def warmup(self, *args, grid, **kwargs):
+        """Compile for these arguments without launching; the `CompiledKernel` (upstream's
+        `JITFunction.warmup`): `n_regs`, `n_spills`, `metadata.shared`, `metadata.num_warps`,
+        and `kernel[grid](*every_parameter)` to launch it. Interpreted, the kernel reports
+        what its GPU build needs (registers from ptxas, shared memory), so that host code
+        sizing its grid by occupancy runs the same."""
+        vals, opts = self.bind(args, kwargs)
+        kernel = self._runner(vals, opts).kernel
+        if kernel.interpret and kernel.metadata.registers is None:
+            gpu = self._make_runner(vals, opts, False, self.launch_device(vals))
+            kernel.metadata = gpu.kernel.metadata
+        return kernel
+
+    def _runner(self, vals, opts):
+        """The runner of these arguments' specialisation (on their device), compiled on a miss."""
+        interpret = self._interpreting()
         current = _no_device if interpret else devices.current_device
         key = launch_key(self.kinds, vals, opts, self.interpret is None, current)
         try:
@@ -149,14 +171,7 @@ class JITFunction(KernelSource, KernelInterface):
             runner = self.runners.get(key)
         if runner is None:
             device = None if interpret else self.launch_device(vals)
-            runner = self._make_runner(vals, opts, interpret, device)
-            self.runners[key] = runner
-        if type(grid) is not tuple or len(grid) != 3:
-            grid = self._grid3(grid, vals, opts)
-        stream = opts.get("stream") if opts else None
-        if stream is None and runner.device is not None:
-            stream = devices.current_stream(runner.device)  # torch's (None without torch)
-        runner(grid, vals, stream)
+            runner = self.runners[key] = self._make_runner(vals, opts, interpret, device)
         return runner
 
     def launch_device(self, vals) -> int:
@@ -185,36 +200,72 @@ class JITFunction(KernelSource, KernelInterface):
             raise ArgumentError(f"a grid has 1 to 3 dimensions, got {grid!r}")
         return grid + (1,) * (3 - len(grid))
 
-    def _make_runner(self, vals, opts, interpret, device):
+    def _interpreting(self) -> bool:
+        return config.interpret() if self.interpret is None else bool(self.interpret)
+
+    def _make_runner(self, vals, opts, interpret: bool, device: int | None):
         """The runner of these values' specialisation on `device` (None: interpreted)."""
+        spec, options = self.compile_request(vals, opts, interpret, device)
+        kernel = compiler.compile_jit(self, spec, options, interpret=interpret)
+        return self.runner_for(kernel, device)
+
+    def compile_request(self, vals, opts, interpret: bool, device: int | None = None):
+        """(KernelSpec, Options): what a launch with these bound values compiles (for
+        `device`'s arch; None: the current device's)."""
         spec = build_spec(self, vals)
         arch = opts.get("arch")
         if arch is None and not interpret:
             arch = compiler.target_arch(driver.device_arch(device))
         options = Options.from_launch(opts, arch=arch or "sm_89", debug=bool(self.debug))
-        kernel = compiler.compile_jit(self, spec, options, interpret=interpret)
+        return spec, options
+
+    def runner_for(self, kernel, device: int | None = None):
+        """The runner of a CompiledKernel of this function (taking all parameter values),
+        launching on GPU `device` (None: where its first launch's arguments are)."""
         paths = [self._path(n) for n in kernel.runtime_params]
         if all(len(p) == 1 for p in paths):
-            return kernel.make_runner([p[0] for p in paths], device)
-        # a tuple argument: its runtime leaves (`t.0`, `t.1.0`) picked out of the values
-        inner = kernel.make_runner(list(range(len(paths))), device)
+            runner = kernel.make_runner([p[0] for p in paths], device)
+        else:
+            # a tuple argument: its runtime leaves (`t.0`, `t.1.0`) picked out of the values
+            inner = kernel.make_runner(list(range(len(paths))), device)
 
-        def run_leaves(grid, vals, stream):
-            leaves = []
-            for first, *rest in paths:
-                v = vals[first]
-                for i in rest:
-                    v = v[i]
-                leaves.append(v)
-            return inner(grid, leaves, stream)
+            def run_leaves(grid, vals, stream):
+                leaves = []
+                for first, *rest in paths:
+                    v = vals[first]
+                    for i in rest:
+                        v = v[i]
+                    leaves.append(v)
+                return inner(grid, leaves, stream)
 
-        run_leaves.device = inner.device  # type: ignore[attr-defined]
-        return run_leaves
+            run_leaves.device = inner.device  # type: ignore[attr-defined]
+            run_leaves.interpreted = inner.interpreted  # type: ignore[attr-defined]
+            runner = run_leaves
+        runner.kernel = kernel  # (warmup's result)
+        return runner
 
     def _path(self, name: str) -> tuple[int, ...]:
         """Where runtime parameter `name` is: (parameter index, tuple indices...)."""
         head, *rest = name.split(".")
         return (self.param_index[head], *map(int, rest))
+
+    def pending_compile(self, args, kwargs):
+        """For a launch with these arguments that would compile (a GPU launch whose
+        specialisation has no runner yet): (its key in `runners`, KernelSpec, Options);
+        else None. Errors are left for the launch itself to report."""
+        vals, opts = self.bind(args, kwargs)
+        interpret = self._interpreting()
+        if interpret:
+            return None
+        key = launch_key(self.kinds, vals, opts, self.interpret is None, devices.current_device)
+        try:
+            if key in self.runners:
+                return None
+        except TypeError:  # a list-valued constexpr
+            key = hashable_key(key)
+            if key in self.runners:
+                return None
+        return (key, *self.compile_request(vals, opts, interpret, self.launch_device(vals)))
 
 
 def jit(fn=None, *, do_not_specialize=(), debug=None, interpret=None, noinline=False, **_ignored):

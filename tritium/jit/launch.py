@@ -44,8 +44,9 @@ stream. A launch whose device's context is not current fails (CUDA_ERROR_INVALID
 and takes the general path, which launches in that context (runtime/launcher.py).
 
 Anything unusual (numpy arrays, which are staged; other options; a launch error; a bad
-grid; a value struct cannot pack) takes the general path, which reports it. Each generated layout has its own entries dict; after MAX_RETYPES
-regenerations a kernel keeps the last layout.
+grid; a value struct cannot pack) takes the general path, which reports it. Each generated
+layout has its own entries dict; after MAX_RETYPES regenerations a kernel keeps the last
+layout.
 """
 
 from __future__ import annotations

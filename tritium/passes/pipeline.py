@@ -10,9 +10,12 @@ defaults): `num_warps`, `threads_per_warp`, `num_ctas`, `arch` (giving `ttg.targ
 * `dump(pass_name, module)` is called after every pass (the CLI's `--dump-dir` numbers
   the files it writes);
 * `timings` (a dict) receives the seconds each pass took, summed per pass name
-  (`--time-passes`);
+  (`--time-passes`), and the verification's as `verify`;
 * `verify=True` verifies the IR after every pass (xDSL's verifiers, plus the layout rules
-  of `verify.py` on TTGIR) and raises `PassPipelineError` naming the pass.
+  of `verify.py` on TTGIR) and raises `PassPipelineError` naming the pass; `verify="end"`
+  verifies once, after the last pass (what `tritium.compile` does unless TRITIUM_DEBUG is
+  set: verifying costs about as much as all the passes together, so checking after each of
+  twenty passes doubled a compile); `verify=False` skips it.
 
 `TTIR_PASSES` and `TTGIR_PASSES` list the pass names in the order they run.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Literal
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -111,6 +115,7 @@ def make_pass(name: str, options: Options) -> ModulePass:
 
 
 DumpHook = Callable[[str, ModuleOp], None]
+Verify = Literal[True, False, "end"]
 
 
 def run_passes(
@@ -120,7 +125,7 @@ def run_passes(
     *,
     dump: DumpHook | None = None,
     timings: dict | None = None,
-    verify: bool = True,
+    verify: Verify = True,
     ttgir: bool = False,
 ) -> ModuleOp:
     """Run the named passes in order (see the module docstring for the hooks).
@@ -128,7 +133,8 @@ def run_passes(
     output is TTGIR on."""
     opts = Options.of(options)
     ctx = make_context()
-    for name in names:
+    names = list(names)
+    for i, name in enumerate(names):
         pass_ = make_pass(name, opts)
         start = time.perf_counter()
         try:
@@ -140,16 +146,24 @@ def run_passes(
         elapsed = time.perf_counter() - start
         if timings is not None:
             timings[name] = timings.get(name, 0.0) + elapsed
-        if verify:
-            try:
-                module.verify()
-                if ttgir:
-                    verify_ttgir_layouts(module)
-            except Exception as e:
-                raise PassPipelineError(name, f"invalid IR: {e}") from e
+        if verify is True or (verify == "end" and i == len(names) - 1):
+            start = time.perf_counter()
+            _verify(module, name, ttgir, each=verify is True)
+            if timings is not None:
+                timings["verify"] = timings.get("verify", 0.0) + time.perf_counter() - start
         if dump is not None:
             dump(name, module)
     return module
+
+
+def _verify(module: ModuleOp, name: str, ttgir: bool, each: bool) -> None:
+    try:
+        module.verify()
+        if ttgir:
+            verify_ttgir_layouts(module)
+    except Exception as e:
+        where = "" if each else " (verified after the last pass only: TRITIUM_DEBUG=1 verifies after each)"
+        raise PassPipelineError(name, f"invalid IR{where}: {e}") from e
 
 
 def run_ttir_passes(
@@ -158,7 +172,7 @@ def run_ttir_passes(
     *,
     dump: DumpHook | None = None,
     timings: dict | None = None,
-    verify: bool = True,
+    verify: Verify = True,
 ) -> ModuleOp:
     """Simplify TTIR in place (rewrite-tensor-pointer, canonicalize, combine,
     reorder-broadcast, cse, dce)."""
@@ -171,7 +185,7 @@ def run_ttgir_passes(
     *,
     dump: DumpHook | None = None,
     timings: dict | None = None,
-    verify: bool = True,
+    verify: Verify = True,
 ) -> ModuleOp:
     """Turn TTIR into TTGIR in place and optimize its layouts."""
     return run_passes(

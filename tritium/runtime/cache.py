@@ -21,6 +21,11 @@ sees a whole entry or none. `get` checks every file against the manifest's size 
 a corrupted or partial entry (a crash, a disk error, a hand edit) returns None and is
 removed. Files are created user-only (0o600, directories 0o700). Entries hold only str and
 bytes, read back as such: nothing is ever pickled or executed. There is no eviction yet.
+
+A writer killed while storing leaves its temporary directory, which no reader looks at;
+the next `put` of that key deletes it once it is STALE seconds old. A cache directory
+that cannot be read or written (EACCES, ENOSPC, a read-only file system) makes `get` a
+miss and `store_kernel` a no-op: kernels still compile and run, uncached.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from tritium import config
@@ -52,6 +58,7 @@ FORMAT = 1
 _KEY = re.compile(r"[0-9a-f]{64}")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")
 MANIFEST = "manifest.json"
+STALE = 600.0  # seconds: a put takes milliseconds, so an older temporary directory's writer died
 
 
 def cache_dir() -> Path:
@@ -122,8 +129,11 @@ class KernelCache:
             path = self.entry_path(k)
             files = _read_entry(path, k)
             if files is None:
-                if path.exists():
-                    _remove(path)
+                try:
+                    if path.exists():
+                        _remove(path)
+                except OSError:
+                    pass  # an unreadable cache directory (EACCES): a miss, never an error
                 return None
             with self._lock:
                 self._memory[k] = files
@@ -140,6 +150,7 @@ class KernelCache:
             self.directory.parent.mkdir(parents=True, exist_ok=True)
             self.directory.mkdir(mode=0o700, exist_ok=True)  # user-only, like each shard
             parent.mkdir(mode=0o700, exist_ok=True)
+        _sweep(parent, k)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{k[:16]}-", dir=parent))  # mode 0o700
         try:
             manifest = {"format": FORMAT, "key": k, "files": {}}
@@ -167,6 +178,23 @@ class KernelCache:
     def clear_memory(self) -> None:
         with self._lock:
             self._memory.clear()
+
+
+def _sweep(parent: Path, k: str) -> None:
+    """Delete what killed writers of `k` left beside its entry: temporary directories (a
+    process killed while storing) and trash (killed while removing), older than STALE
+    seconds. No reader ever looks at them; this only reclaims the space."""
+    now = time.time()
+    try:
+        leftovers = [*parent.glob(f".tmp-{k[:16]}-*"), *parent.glob(f".trash-{k}-*")]
+    except OSError:
+        return
+    for leftover in leftovers:
+        try:
+            if now - leftover.stat().st_mtime > STALE:
+                shutil.rmtree(leftover, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _check_key(k: str) -> None:

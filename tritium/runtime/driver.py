@@ -27,6 +27,10 @@ naming the error as CUDA does (`CUDA_ERROR_ILLEGAL_ADDRESS`) and the kernel. Err
 poison the context (a kernel's illegal address, trap, misaligned access) are "sticky": the
 message says plainly that the context is lost and the process must restart.
 
+`driver.active` is upstream's name for the same driver (`triton.runtime.driver.active`), with
+upstream's methods, for code written against upstream: the current target, the torch
+device, `utils.get_device_properties(i)` under upstream's keys.
+
 cuda-python's two API generations differ in small ways (13.3 raises `RuntimeError` when
 libcuda is missing, 13.4 a `DynamicLibNotFoundError`); nothing here depends on either.
 """
@@ -44,12 +48,16 @@ from tritium.runtime import devices
 
 __all__ = [
     "Device",
+    "GPUTarget",
+    "active",
+    "device_allocation",
     "check",
     "cuda",
     "current_arch",
     "current_context",
     "device",
     "device_arch",
+    "ensure_context",
     "error_name",
     "get_function",
     "gpu_available",
@@ -268,6 +276,11 @@ class Device:
     total_memory: int
     handle: Any = field(repr=False, compare=False)
     context: Any = field(repr=False, compare=False)
+    max_registers_per_block: int = 65536
+    max_threads_per_sm: int = 2048
+    sm_clock_rate_khz: int = 0
+    mem_clock_rate_khz: int = 0
+    mem_bus_width_bits: int = 0
 
     @property
     def arch(self) -> str:
@@ -353,13 +366,19 @@ def using(dev: Device):
         cu.cuCtxPopCurrent()
 
 
-def _in_context(ordinal: int | None):
-    """Where a memory call runs: device `ordinal`'s context for the call; else the one
-    current on this thread (the current device's, made current, when there is none)."""
-    if ordinal is not None:
-        return using(opened(ordinal))
+def ensure_context() -> None:
+    """Some context current on this thread: the one there (a device's pushed by `using`
+    stays), else the current device's, made current as `device()` does."""
     if not current_context():
         device()
+
+
+def _in_context(ordinal: int | None):
+    """Where a memory call runs: device `ordinal`'s context for the call; else the one
+    current on this thread (`ensure_context`)."""
+    if ordinal is not None:
+        return using(opened(ordinal))
+    ensure_context()
     return contextlib.nullcontext()
 
 
@@ -398,6 +417,11 @@ def _open_device(ordinal: int) -> Device:
         total_memory=int(_call("cuDeviceTotalMem", cu.cuDeviceTotalMem(handle))),
         handle=handle,
         context=context,
+        max_registers_per_block=attr("CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK"),
+        max_threads_per_sm=attr("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR"),
+        sm_clock_rate_khz=attr("CU_DEVICE_ATTRIBUTE_CLOCK_RATE"),
+        mem_clock_rate_khz=attr("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE"),
+        mem_bus_width_bits=attr("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH"),
     )
 
 
@@ -591,3 +615,89 @@ def pointer_device(ptr: int) -> int | None:
     if not ptr or not gpu_available():
         return None
     return _pointer_attribute("CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL", ptr)
+
+
+
+def device_allocation(ptr: int) -> tuple[int, int] | None:
+    """(base, size) of the device allocation holding address `ptr` (on any device), or None."""
+    ensure_context()
+    err, base, size = cuda().cuMemGetAddressRange(ptr)
+    return None if err else (int(base), int(size))
+
+
+# --------------------------------------------------------------------------- upstream's names
+
+
+@dataclass(frozen=True)
+class GPUTarget:
+    """Upstream's target: backend "cuda", the compute capability as an int (90 for 9.0)."""
+
+    backend: str
+    arch: int
+    warp_size: int
+
+
+class _Utils:
+    """`driver.active.utils`: upstream's device properties, under its keys."""
+
+    @staticmethod
+    def get_device_properties(ordinal: int | None = None) -> dict[str, int]:
+        dev = opened(devices.current_device() if ordinal is None else int(ordinal))
+        return {
+            "max_shared_mem": dev.max_shared_per_block_optin,
+            "max_num_regs": dev.max_registers_per_block,
+            "multiprocessor_count": dev.sm_count,
+            "warpSize": dev.warp_size,
+            "sm_clock_rate": dev.sm_clock_rate_khz,
+            "mem_clock_rate": dev.mem_clock_rate_khz,
+            "mem_bus_width": dev.mem_bus_width_bits,
+            "max_threads_per_sm": dev.max_threads_per_sm,
+        }
+
+
+class ActiveDriver:
+    """`tritium.runtime.driver.active`: upstream's `triton.runtime.driver.active`.
+
+    Without a GPU, `get_active_torch_device()` is torch's CPU device, so that host code
+    written for upstream runs its kernels in the interpreter (TRITIUM_INTERPRET=1) on CPU
+    tensors; upstream has no answer there."""
+
+    utils = _Utils()
+
+    @staticmethod
+    def is_active() -> bool:
+        return gpu_available()
+
+    @staticmethod
+    def get_current_device() -> int:
+        return devices.current_device()  # torch's under torch, as upstream's answer
+
+    @staticmethod
+    def set_current_device(ordinal: int) -> None:
+        torch = devices.torch_cuda()
+        if torch is not None:  # upstream's is torch.cuda.set_device
+            torch.cuda.set_device(int(ordinal))
+        device(int(ordinal))
+
+    def get_device_capability(self, ordinal: int | None = None) -> tuple[int, int]:
+        return opened(self.get_current_device() if ordinal is None else int(ordinal)).capability
+
+    def get_current_target(self) -> GPUTarget:
+        major, minor = self.get_device_capability()
+        return GPUTarget("cuda", major * 10 + minor, 32)
+
+    def get_active_torch_device(self) -> Any:
+        import torch
+
+        if not gpu_available():
+            return torch.device("cpu")
+        return torch.device("cuda", self.get_current_device())
+
+    @staticmethod
+    def get_device_interface() -> Any:
+        import torch
+
+        return torch.cuda
+
+
+active = ActiveDriver()

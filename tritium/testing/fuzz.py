@@ -85,8 +85,8 @@ FLOAT_LITERALS = (0.5, 2.0, -1.5, 0.0, 3.25, -0.25)  # exact in fp16
 class _Gen:
     """Draws one program's statements, keeping the type and range of every name."""
 
-    def __init__(self, draw, p: Program, profile: str):
-        self.draw, self.p, self.profile = draw, p, profile
+    def __init__(self, draw, p: Program, profile: str, upstream: bool = False):
+        self.draw, self.p, self.profile, self.upstream = draw, p, profile, upstream
         self.types = ir.input_env(p)
         self.ranges: dict = {
             "pid": (0, p.grid - 1),
@@ -150,7 +150,8 @@ class _Gen:
             ]
         elif kind == "unary":
             op = self.draw(st.sampled_from(["neg", "abs", "exp", "sqrt"]))
-            x = a if ta.dtype in FLOATS or op in ("neg", "abs") else Cast(a, "fp32")
+            math_ok = ("fp32",) if self.upstream else FLOATS  # upstream: fp32 math only
+            x = a if ta.dtype in math_ok or op in ("neg", "abs") else Cast(a, "fp32")
             if op == "sqrt":
                 cands = [Unary("sqrt", Unary("abs", x))]
             elif op == "exp":
@@ -191,7 +192,9 @@ class _Gen:
         elif kind == "reduce":
             if ta.dims:
                 axis = self.draw(st.integers(0, len(ta.dims) - 1))
-                cands = [Reduce(self.draw(st.sampled_from(["sum", "max", "min"])), a, axis)]
+                op = self.draw(st.sampled_from(["sum", "max", "min"]))
+                x = Cast(a, "i32") if op == "sum" and ta.dtype == "i1" else a  # not uint32
+                cands = [Reduce(op, x, axis)]
         cands += [Unary("neg", a), Cast(a, "i32")]  # one of these is always valid
         for e in cands:
             if self.ok(e) is not None:
@@ -335,10 +338,16 @@ SCALAR_VALUES = (2, 1, 3, 16, 0, 5, -7, 100, 3_000_000_000, -(2**31), 0.5, -1.25
 
 @st.composite
 def programs(
-    draw, profile: str = "cpu", max_statements: int = 12, reductions: bool | None = None
+    draw,
+    profile: str = "cpu",
+    max_statements: int = 12,
+    reductions: bool | None = None,
+    upstream: bool = False,
 ) -> Program:
     """A random kernel. Profile "cpu" generates reductions; "gpu" does not unless
-    `reductions=True` (GPU reductions are new)."""
+    `reductions=True` (GPU reductions are new). `upstream=True` keeps to what upstream
+    Triton 3.6 accepts as well: `tl.exp` / `tl.sqrt` of fp32 only (upstream refuses fp16,
+    which tritium computes in fp32), for the differential driver (`differential/`)."""
     if profile not in ("cpu", "gpu"):
         raise ValueError(f"profile must be 'cpu' or 'gpu', not {profile!r}")
     reductions = profile == "cpu" if reductions is None else reductions
@@ -353,7 +362,7 @@ def programs(
         for k in range(draw(st.integers(0, 2)))
     ]
     p = Program(R, C, grid, n_rows, n_cols, inputs, scalars, [], [], draw(st.integers(0, 2**16)))
-    g = _Gen(draw, p, profile)
+    g = _Gen(draw, p, profile, upstream)
     for _ in range(draw(st.integers(3, max_statements))):
         kind = draw(st.integers(0, 9))  # 0 (where shrinking goes) drops the statement
         if kind == 1:

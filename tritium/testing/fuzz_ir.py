@@ -22,8 +22,11 @@ a column of the tile, ("C",) for a row, ("R", "C") for the tile. A 1-D value use
 
 `typeof` is Triton's typing (upstream `semantic.py`'s rules, restated): a Python literal
 does not widen a tensor of the same kind; fp32 beats fp16 beats integers; `/` and `%` of
-fp16 compute in fp32; integers promote to the wider type; comparisons give i1; `tl.sum`
-of i1 gives i32; `tl.max` / `tl.min` of fp16 give fp32 (upstream widens them first). The
+fp16 compute in fp32; integers promote to the wider type; `tl.minimum` / `tl.maximum`
+make a literal a tensor of its own type first (`tl.minimum(x_f16, 0.5)` is fp32);
+comparisons give i1; `tl.sum`
+of i1 would be uint32 (which the fuzzer has no type for: the generator sums i1 as i32);
+`tl.max` / `tl.min` of fp16 give fp32 (upstream widens them first). The
 generator (`fuzz.py`) and the numpy model (`fuzz_model.py`) both use it; the kernel's
 source is made by `render`. Statements are assignments, `for` loops over `range`
 (carrying accumulators) and `if` on a runtime scalar.
@@ -226,6 +229,16 @@ def computation_type(a: Ty, b: Ty, div_or_mod: bool) -> str:
     return integer_promote(a.dtype, b.dtype)
 
 
+def operand_types(e, env: dict) -> tuple[Ty, Ty]:
+    """The types of a binary expression's operands as its type rule sees them:
+    `tl.minimum` / `tl.maximum` make each operand a tensor first (upstream's `to_tensor`),
+    so a literal is no longer weak: `tl.minimum(x_f16, 0.5)` is fp32, as in upstream."""
+    ta, tb = typeof(e.a, env), typeof(e.b, env)
+    if isinstance(e, BinOp) and e.op in MINMAX:
+        ta, tb = Ty(ta.dtype, ta.dims), Ty(tb.dtype, tb.dims)
+    return ta, tb
+
+
 class TypeRuleError(Exception):
     """The expression would not compile (the generator avoids these)."""
 
@@ -251,9 +264,9 @@ def typeof(e, env: dict) -> Ty:
             raise TypeRuleError("reduce of a scalar")
         dims = t.dims[: e.axis] + t.dims[e.axis + 1 :]
         dt = t.dtype
-        if e.op == "sum" and dt == "i1":
-            dt = "i32"  # sums of narrow ints are int32; fp16 sums stay fp16
-        elif e.op != "sum" and BITS[dt] < 32:
+        if e.op == "sum" and dt == "i1":  # unsigned: upstream sums it as uint32
+            raise TypeRuleError("tl.sum of i1 is uint32, which the fuzzer does not model")
+        if e.op != "sum" and BITS[dt] < 32:
             dt = "fp32" if dt in FLOATS else "i32"  # tl.max / tl.min widen to 32 bits first
         return Ty(dt, dims)
     if isinstance(e, Where):
@@ -261,7 +274,7 @@ def typeof(e, env: dict) -> Ty:
         dt = computation_type(ta, tb, False)
         return Ty(dt, union_dims(tc.dims, ta.dims, tb.dims))
     if isinstance(e, BinOp | Compare):
-        ta, tb = typeof(e.a, env), typeof(e.b, env)
+        ta, tb = operand_types(e, env)
         dims = union_dims(ta.dims, tb.dims)
         div = e.op in DIVMOD
         ct = computation_type(ta, tb, div)
@@ -368,17 +381,19 @@ def _input_offsets(dims: tuple) -> tuple[str, str | None]:
     return _offsets(dims)
 
 
-def render(p: Program) -> str:
+def render(p: Program, package: str = "tritium") -> str:
+    """The kernel's module source; `package="triton"` writes the same kernel for upstream
+    Triton (`import triton`, `@triton.jit`: the language is the same)."""
     params = [f"{x.name}_ptr" for x in p.inputs] + [f"out{i}_ptr" for i in range(len(p.outputs))]
     params += (
         ["n_rows", "n_cols"] + [s.name for s in p.scalars] + ["R: tl.constexpr", "C: tl.constexpr"]
     )
     lines = [
-        "import tritium",
-        "import tritium.language as tl",
+        f"import {package}",
+        f"import {package}.language as tl",
         "",
         "",
-        "@tritium.jit",
+        f"@{package}.jit",
         f"def fuzz_kernel({', '.join(params)}):",
         "    pid = tl.program_id(0)",
         "    rows = pid * R + tl.arange(0, R)",

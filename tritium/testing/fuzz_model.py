@@ -125,7 +125,7 @@ class Model:
             b = self.operand(self.eval(e.b, env), ct)
             return self.where(c, a, b, ty)
         if isinstance(e, ir.BinOp | ir.Compare):
-            ta, tb = ir.typeof(e.a, tenv), ir.typeof(e.b, tenv)
+            ta, tb = ir.operand_types(e, tenv)
             ct = ir.computation_type(ta, tb, e.op in ir.DIVMOD)
             if e.op == "/" and ct in INTS:
                 ct = "fp32"

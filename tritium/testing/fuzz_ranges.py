@@ -125,7 +125,7 @@ class Ranges:
         return r if src.weak else _convert(r, src.dtype, dtype)
 
     def _operands(self, e, t: Ty):
-        ta, tb = ir.typeof(e.a, self.types), ir.typeof(e.b, self.types)
+        ta, tb = ir.operand_types(e, self.types)
         ct = ir.computation_type(ta, tb, e.op in ir.DIVMOD)
         if e.op == "/" and ct in INTS:
             ct = "fp32"

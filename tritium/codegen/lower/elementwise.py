@@ -64,7 +64,6 @@ _SIMPLE_INT = {
     "arith.addi": "add",
     "arith.subi": "sub",
     "arith.muli": "mul",
-    "arith.shli": "shl",
     "arith.divsi": "sdiv",
     "arith.divui": "udiv",
     "arith.remsi": "srem",
@@ -72,14 +71,45 @@ _SIMPLE_INT = {
     "arith.andi": "and_",
     "arith.ori": "or_",
     "arith.xori": "xor",
-    "arith.shrui": "lshr",
-    "arith.shrsi": "ashr",
 }
 
 
 @lowers(*_SIMPLE_INT)
 def simple_int(ctx: FunctionLowering, op: Operation) -> None:
     _binary(ctx, op, getattr(ctx.builder, _SIMPLE_INT[op.name]))
+
+
+@lowers("arith.shli", "arith.shrui", "arith.shrsi")
+def shift(ctx: FunctionLowering, op: Operation) -> None:
+    """Shifts as PTX's clamped shifts and the interpreter compute them: the amount is
+    unsigned, and one >= the width gives 0 (`shrsi`: the sign in every bit). LLVM makes such
+    a shift poison, so the lowering says what it means, except for a constant amount below
+    the width (the usual `x >> 16`: one instruction):
+
+        shli x, n   ->  select (n u< w), (shl x, n), 0
+        shrui x, n  ->  select (n u< w), (lshr x, n), 0
+        shrsi x, n  ->  ashr x, umin(n, w - 1)
+
+    For i32, LLVM's NVPTX backend turns the select back into one clamped `shl.b32`. It does
+    so for i64 too, but PTX takes a 64-bit shift's amount as its low 32 bits (`x << 2**63`
+    would shift by 0), so a 64-bit shift first clamps the amount: `shl x, umin(n, 63)`.
+    """
+    b = ctx.builder
+    ty = llvm_type(op.lhs.type)
+    w = ty.width
+    umin = _intrinsic2(ctx, "umin", ty)
+    emit = {"arith.shli": b.shl, "arith.shrui": b.lshr, "arith.shrsi": b.ashr}[op.name]
+
+    def clamped(x, n):
+        if isinstance(n, ir.Constant) and isinstance(n.constant, int):
+            if n.constant & ((1 << w) - 1) < w:
+                return emit(x, n)
+        if op.name == "arith.shrsi":
+            return b.ashr(x, umin(n, ir.Constant(ty, w - 1)))
+        shifted = emit(x, umin(n, ir.Constant(ty, w - 1)) if w == 64 else n)
+        return b.select(b.icmp_unsigned("<", n, ir.Constant(ty, w)), shifted, ir.Constant(ty, 0))
+
+    _binary(ctx, op, clamped)
 
 
 @lowers("arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui")

@@ -12,9 +12,15 @@ otherwise (the choice is `tritium.analysis.gather_plan.warp_local`'s).
 A result register's source coordinate is its own coordinate with the axis replaced by
 the index; its lane and register in the source layout are bit picks of that coordinate
 (`gather_plan.source_bits`). Register bits that come from the result's own register part
-are constants, so only the source registers that can match are shuffled. Indices are
-taken modulo the axis size (an index out of range is undefined behaviour, as upstream;
-the interpreter reports it).
+are constants (`fixed`), so only the source registers that can match are shuffled, and
+the select compares the run-time bits alone (`which`) against each candidate's:
+
+    #src registers [(0,1), (4,0)], result register 1 at row 4 + warp (#dst registers [(4,0)])
+        bit 1 (row 4) is fixed = 1, bit 0 (column & 1) is read:  which = idx & 1
+        v = select(which == 1, shfl.idx(src[3], lane), shfl.idx(src[2], lane))
+
+Indices are taken modulo the axis size (an index out of range is undefined behaviour, as
+upstream; the interpreter reports it).
 """
 
 from __future__ import annotations
@@ -99,7 +105,8 @@ def _shuffled(ctx, op, src, dst, regs, idx) -> list[ir.Value]:
             lane = x if lane is None else b.or_(lane, x)
         lane = lane if lane is not None else ir.Constant(i32, 0)
         # source registers that can hold the element: register bits fixed by the
-        # result's register part are known now, the others are read at run time
+        # result's register part are known now (`fixed`), the others are read at run
+        # time (`which`: those bits of the register index alone)
         fixed, free = 0, []
         for bit in reg_bits:
             dynamic = bit.dim == axis or dst_thread[bit.dim] >> bit.shift & 1
@@ -111,12 +118,12 @@ def _shuffled(ctx, op, src, dst, regs, idx) -> list[ir.Value]:
         for bit in free:
             x = _bit(ctx, coord[bit.dim], bit.shift, bit.bit)
             which = x if which is None else b.or_(which, x)
-        candidates = sorted({fixed | sum(1 << f.bit for k, f in enumerate(free) if m >> k & 1)
-                             for m in range(1 << len(free))})  # fmt: skip
-        value = shuffle_idx(ctx, regs[candidates[0]], lane)
-        for j in candidates[1:]:
+        choices = sorted(sum(1 << f.bit for k, f in enumerate(free) if m >> k & 1)
+                         for m in range(1 << len(free)))  # fmt: skip
+        value = shuffle_idx(ctx, regs[fixed | choices[0]], lane)
+        for j in choices[1:]:
             hit = b.icmp_unsigned("==", which, ir.Constant(i32, j))
-            value = b.select(hit, shuffle_idx(ctx, regs[j], lane), value)
+            value = b.select(hit, shuffle_idx(ctx, regs[fixed | j], lane), value)
         out.append(value)
         done[key] = value
     return out

@@ -23,6 +23,7 @@ runs; `tt.scan` runs it once per position, in scan order.
 The files, each importing only files listed below it:
 
     grid.py          the entry: `interpret` (arguments, address space, the grid loop)
+    live_arrays.py   arrays reached by address (pointer tables); device arrays copied in/back
     function.py      a `tt.func` compiled to closures, each op's builder from the op table
     ops.py           the op table: op class -> builder, merged from the op families below
     control_flow.py  terminators; scf.for/if/while/execute_region, tt.call, asserts

@@ -2,7 +2,10 @@
 (value representation: `values.py`).
 
 Integer ops wrap at the type's width (numpy does, for same-dtype operands); unsigned ops
-view the bits as uint; `divsi`/`remsi` truncate toward zero as C and PTX do. bf16 is
+view the bits as uint; `divsi`/`remsi` truncate toward zero as C and PTX do; division by
+zero gives what the GPU's division gives (PTX leaves it unspecified; measured on an H100):
+x / 0 is all ones (-1 signed; 2**32 - 1 for 64-bit x in [0, 2**32), which LLVM divides
+in 32 bits), x % 0 is x. bf16 is
 computed in float32 and rounded to nearest-even bf16 after every op. Float-to-int casts
 saturate and send NaN to 0 (PTX `cvt.rzi`). Shifts by >= the width give 0 (or the sign,
 for `shrsi`), as PTX's clamped shifts do.
@@ -106,8 +109,36 @@ def _int_op(signed_fn=None, unsigned_fn=None):
     return elementwise(make)
 
 
+def _by_zero(a, dtype):
+    """x // 0 as the GPU computes it: all ones; but LLVM divides 64-bit operands that both
+    fit in 32 unsigned bits with a 32-bit division, whose all ones are 2**32 - 1."""
+    ones = np.asarray(-1).astype(dtype)
+    if dtype.itemsize < 8:
+        return ones
+    small = (np.asarray(a).view(np.uint64) >> np.uint64(32)) == 0
+    return np.where(small, np.asarray(0xFFFFFFFF).astype(dtype), ones)
+
+
 def _divsi(a, b):
-    return (a - np.fmod(a, b)) // b
+    """C division (toward zero); by zero as the GPU (`_by_zero`); MIN / -1 wraps to MIN."""
+    q = (a - np.fmod(a, b)) // np.where(b == 0, 1, b)
+    return np.where(b == 0, _by_zero(a, q.dtype), q)[()]
+
+
+def _remsi(a, b):
+    """C remainder (the sign of the dividend); by zero the GPU gives the dividend."""
+    return np.where(b == 0, a, np.fmod(a, np.where(b == 0, 1, b)))[()]
+
+
+def _divui(a, b):
+    """Unsigned division; by zero as the GPU (`_by_zero`)."""
+    q = a // np.where(b == 0, 1, b)
+    return np.where(b == 0, _by_zero(a, q.dtype), q).astype(q.dtype)[()]
+
+
+def _remui(a, b):
+    """Unsigned remainder; by zero the GPU gives the dividend."""
+    return np.where(b == 0, a, a % np.where(b == 0, 1, b))[()]
 
 
 def _ceildivsi(a, b):
@@ -391,11 +422,11 @@ HANDLERS = {
     "arith.subi": _int_op(np.subtract),
     "arith.muli": _int_op(np.multiply),
     "arith.divsi": _int_op(_divsi),
-    "arith.remsi": _int_op(np.fmod),
+    "arith.remsi": _int_op(_remsi),
     "arith.floordivsi": _int_op(np.floor_divide),
     "arith.ceildivsi": _int_op(_ceildivsi),
-    "arith.divui": _int_op(unsigned_fn=np.floor_divide),
-    "arith.remui": _int_op(unsigned_fn=np.remainder),
+    "arith.divui": _int_op(unsigned_fn=_divui),
+    "arith.remui": _int_op(unsigned_fn=_remui),
     "arith.ceildivui": _int_op(unsigned_fn=_ceildivui),
     "arith.maxsi": _int_op(np.maximum),
     "arith.minsi": _int_op(np.minimum),
@@ -422,8 +453,6 @@ HANDLERS = {
     "arith.bitcast": elementwise(_bitcast),
     "arith.index_cast": elementwise(_index_cast),
     "tt.bitcast": elementwise(_bitcast),
-    "tt.int_to_ptr": _simple(lambda x: x),
-    "tt.ptr_to_int": _simple(lambda x: x),
     "tt.mulhiui": elementwise(_mulhiui),
     "tt.precise_sqrt": _simple(np.sqrt),
     "math.fma": _simple(_fma),

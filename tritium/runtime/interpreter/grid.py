@@ -3,11 +3,13 @@
     module = parse_module(ttir_text)
     interpret(module, grid=(n_rows,), args=[x, out, n_rows, n_cols])   # x, out: numpy arrays
 
-Checks the arguments against the `tt.func`'s parameters (numpy arrays, or objects numpy
-can view through `__dlpack__`, for pointers; ints that fit, numbers for floats), maps the
-arrays into one address space (memory.py), compiles every `tt.func` of the module once
-(function.py), then runs the kernel once per program id, in order (x fastest), reading
-and writing the arrays in place.
+Checks the arguments against the `tt.func`'s parameters (numpy arrays, objects numpy
+can view through `__dlpack__`, or device arrays, for pointers; ints that fit, numbers for
+floats), maps the arrays into one address space (memory.py), compiles every `tt.func` of
+the module once (function.py), then runs the kernel once per program id, in order (x
+fastest), reading and writing the arrays in place. Device arrays (torch CUDA tensors,
+cupy, DeviceArray), given or reached by address, are copied to the host and back
+(live_arrays.py).
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from xdsl.dialects.builtin import BFloat16Type, IntegerType, ModuleOp, TensorTyp
 from tritium.errors import ArgumentError
 from tritium.ir.tt import FuncOp
 from tritium.ir.types import PointerType
+from tritium.runtime.array_kinds import kind_of
 from tritium.runtime.interpreter import values as rep
 from tritium.runtime.interpreter.blocks import State
 from tritium.runtime.interpreter.function import Function
+from tritium.runtime.interpreter.live_arrays import DeviceCopies, LiveArrays
 from tritium.runtime.interpreter.memory import AddressSpace
 
 __all__ = ["interpret"]
@@ -46,15 +50,23 @@ def interpret(module: ModuleOp, grid: tuple[int, ...], args: list, kernel: str |
             f"{func.sym_name.data} takes {len(params)} arguments ({', '.join(names)}), "
             f"got {len(args)}"
         )
+    copies = DeviceCopies()
+    try:
+        _run(func, funcs, dims, params, names, args, copies)
+    finally:
+        copies.write_back()
+
+
+def _run(func, funcs, dims, params, names, args, copies: DeviceCopies) -> None:
     arrays = []
     values: list = [None] * len(args)
     for i, (t, name, a) in enumerate(zip(params, names, args)):
         if isinstance(t, PointerType):
-            arrays.append((i, name, _array_arg(a, name)))
+            arrays.append((i, name, *_array_arg(a, name, copies)))
         else:
             values[i] = _scalar_arg(a, t, name)
-    memory = AddressSpace([(name, a) for _, name, a in arrays])
-    for (i, _, _), ptr in zip(arrays, memory.pointers):
+    memory = AddressSpace([(name, a, shift) for _, name, a, shift in arrays], LiveArrays(copies))
+    for (i, *_), ptr in zip(arrays, memory.pointers):
         values[i] = np.int64(ptr)
 
     compiled = {name: Function(f) for name, f in funcs.items()}
@@ -77,17 +89,21 @@ def _default_kernel(funcs: dict[str, FuncOp]) -> FuncOp | None:
     return public[0]
 
 
-def _array_arg(a, name: str) -> np.ndarray:
+def _array_arg(a, name: str, copies: DeviceCopies) -> tuple[np.ndarray, int]:
+    """The argument's host array and shift (program address - host address)."""
     if isinstance(a, np.ndarray):
         if a.dtype.hasobject:  # its bytes are references: a store would corrupt them
             raise ArgumentError(
                 f"argument {name!r}: an array of dtype {a.dtype} holds Python objects, "
                 "which a kernel cannot read or write"
             )
-        return a
+        return a, 0
+    kind = kind_of(a)
+    if kind is not None and (kind.name != "torch" or a.is_cuda):
+        return copies.view(a, name)
     if hasattr(a, "__dlpack__"):
         try:
-            return np.from_dlpack(a)
+            return np.from_dlpack(a), 0
         except Exception as e:  # a GPU tensor, say
             msg = f"argument {name!r}: cannot view {type(a).__name__} as numpy: {e}"
             raise ArgumentError(msg) from None

@@ -1,4 +1,5 @@
-"""The interpreter's `tt.addptr`, `tt.load` and `tt.store` on the address space (memory.py).
+"""The interpreter's `tt.addptr`, `tt.load`, `tt.store`, `tt.int_to_ptr` and `tt.ptr_to_int`
+on the address space (memory.py).
 
     %p = tt.addptr %base, %offs : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
         ->  base + int64(offs) * 4                      (pointers are int64 addresses)
@@ -6,6 +7,9 @@
         ->  where(mask, mem[p], other)                 (masked-off lanes touch no memory)
     tt.store %p, %x, %mask : tensor<128x!tt.ptr<f32>>
         ->  mem[p] = x on the unmasked lanes
+    %a = tt.ptr_to_int %p : !tt.ptr<f16> -> i64       ->  the program address (host or device)
+    %q = tt.int_to_ptr %a : i64 -> !tt.ptr<f16>       ->  its virtual address, the array found
+                                                          among the live ones (live_arrays.py)
 
 Values go through their storage dtype (values.py: i1 as a byte, bf16 as its bits); a
 bad unmasked lane raises `OutOfBoundsError` naming the op's source line.
@@ -69,10 +73,24 @@ def _store(op, fc):
     return run
 
 
+def _address(method: str):
+    def build(op, fc):
+        x, out = fc(op.operands[0]), fc(op.results[0])
+
+        def run(env, st):
+            env[out] = getattr(st.mem, method)(env[x])[()]
+
+        return run
+
+    return build
+
+
 HANDLERS = {
     "tt.addptr": _addptr,
     "tt.load": _load,
     "tt.store": _store,
+    "tt.int_to_ptr": _address("to_pointer"),
+    "tt.ptr_to_int": _address("to_int"),
 }
 
 __all__ = ["HANDLERS"]

@@ -16,6 +16,15 @@ address lies outside every buffer, straddles a buffer's end, or is not aligned t
 element size is a fault (`MemoryFault`), which `out_of_bounds` turns into an
 `OutOfBoundsError` naming the op's source line (for load_store.py and atomic.py).
 
+Pointers the program turns into integers and back (`tt.ptr_to_int`, `tt.int_to_ptr`) see
+*program addresses*, as on the GPU: a region's program address is its real host address,
+or for a copy of device memory the device address (`shift` = program - host address).
+`to_int` maps virtual to program addresses; `to_pointer` maps back, finding an address
+outside every region among the program's live arrays (`live_arrays.py`: grouped GEMM's
+table of addresses) and adding that array as a region; an address in no live array maps
+to a virtual address in no region (`UNMAPPED`, arithmetic preserved), where any access
+faults and from which `to_int` gives the address back.
+
 A region whose arrays are all read-only (`flags.writeable` False: a view of a `bytes`
 object, a `np.memmap` opened with mode "r", or marked so by the caller) is read-only here
 too: a store or atomic into it is a fault, and nothing is written. (Launches refuse a
@@ -34,6 +43,7 @@ from tritium.errors import OutOfBoundsError
 from tritium.ir.locations import op_source_loc
 
 REGION_SHIFT = 40
+UNMAPPED = 1 << 62  # virtual = program address - UNMAPPED, for addresses in no live array
 
 
 class MemoryFault(Exception):
@@ -49,17 +59,18 @@ def out_of_bounds(op, e: MemoryFault, st) -> OutOfBoundsError:
 class _Region:
     """One buffer's bytes (`mem`, uint8 over real memory) at virtual address `vbase`."""
 
-    def __init__(self, index: int, lo: int, hi: int):
+    def __init__(self, index: int, lo: int, hi: int, shift: int = 0):
         self.index = index
         self.lo = lo
         self.size = hi - lo
+        self.program_lo = lo + shift  # the address a program's integers see
         self.vbase = ((index + 1) << REGION_SHIFT) + (lo & 255)
         if self.size:
             raw = (ctypes.c_uint8 * self.size).from_address(lo)
             self.mem = np.ctypeslib.as_array(raw)
         else:
             self.mem = np.zeros(0, np.uint8)
-        self.args: list[tuple[str, int]] = []  # (argument name, virtual address of its start)
+        self.args: list[tuple[str, int]] = []  # (what it is, virtual address of its start)
         self.writable = True
         self._typed: dict[np.dtype, tuple[int, np.ndarray]] = {}
 
@@ -91,13 +102,17 @@ def _root(a: np.ndarray) -> np.ndarray:
 
 
 class AddressSpace:
-    """The arrays passed to one launch, as bounds-checked global memory."""
+    """The arrays passed to one launch, as bounds-checked global memory. Each array is
+    `(name, ndarray)` or `(name, ndarray, shift)` (a host copy of device memory, see the
+    module docstring); `live` finds arrays the program reaches by address."""
 
-    def __init__(self, arrays: list[tuple[str, np.ndarray]]):
+    def __init__(self, arrays: list[tuple], live=None):
         spans = []
-        for name, a in arrays:
+        shifts = {}
+        for name, a, *shift in arrays:
             lo, hi = byte_bounds(_root(a))
             spans.append((lo, hi, name, a))
+            shifts[lo] = shift[0] if shift else 0
         order = sorted(range(len(spans)), key=lambda i: spans[i][:2])
         self.regions: list[_Region] = []
         region_of: dict[int, _Region] = {}
@@ -114,7 +129,7 @@ class AddressSpace:
         for members in groups:
             lo = min(spans[i][0] for i in members)
             hi = max(spans[i][1] for i in members)
-            region = _Region(len(self.regions), lo, hi)
+            region = _Region(len(self.regions), lo, hi, shifts[lo])
             self.regions.append(region)
             for i in members:
                 region_of[i] = region
@@ -125,9 +140,70 @@ class AddressSpace:
             region = region_of[i]
             start = a.__array_interface__["data"][0]
             ptr = region.vbase + (start - region.lo)
-            region.args.append((name, ptr))
+            region.args.append((f"argument '{name}'", ptr))
             self.pointers.append(ptr)
-        self._arrays = arrays  # keep the memory alive
+        self._arrays = list(arrays)  # keep the memory alive
+        self.live = live
+        self._index()
+
+    # ------------------------------------------------------------------ program addresses
+
+    def _index(self) -> None:
+        order = sorted(self.regions, key=lambda r: r.program_lo)
+        self._plo = np.array([r.program_lo for r in order], np.int64)
+        self._phi = np.array([r.program_lo + r.size for r in order], np.int64)
+        self._pregion = order
+
+    def to_int(self, ptr) -> np.ndarray:
+        """Virtual addresses (int64, any shape) as the program addresses they stand for."""
+        v = np.asarray(ptr, np.int64)
+        idx = (v >> REGION_SHIFT) - 1
+        out = np.where(v < 0, v + UNMAPPED, v)  # (a virtual address in no region)
+        for i in np.unique(idx):
+            if 0 <= i < len(self.regions):
+                r = self.regions[int(i)]
+                lanes = idx == i
+                out = np.where(lanes, v - r.vbase + r.program_lo, out)
+        return out
+
+    def to_pointer(self, addr) -> np.ndarray:
+        """Program addresses (int64, any shape) as virtual addresses (see the docstring)."""
+        a = np.asarray(addr, np.int64)
+        out = a - UNMAPPED
+        todo = np.ones(a.shape, bool)
+        for attempt in range(2):
+            i = np.searchsorted(self._plo, a, side="right") - 1
+            ok = (i >= 0) & todo
+            ic = np.clip(i, 0, max(len(self._pregion) - 1, 0))
+            if len(self._pregion):
+                ok &= a <= self._phi[ic]
+                for j in np.unique(ic[ok]):
+                    r = self._pregion[int(j)]
+                    lanes = ok & (ic == j)
+                    out = np.where(lanes, a - r.program_lo + r.vbase, out)
+            todo &= ~ok
+            if attempt or not todo.any() or self.live is None:
+                break
+            found = False
+            for x in np.unique(a[todo]):
+                hit = self.live.find(int(x))
+                if hit is not None:
+                    self.add(*hit)
+                    found = True
+            if not found:
+                break
+        return out
+
+    def add(self, name: str, buf: np.ndarray, shift: int) -> None:
+        """Map a buffer the program reached by address (after the arguments' regions)."""
+        lo, hi = byte_bounds(_root(buf))
+        region = _Region(len(self.regions), lo, hi, shift)
+        region.args.append((name, region.vbase + (buf.__array_interface__["data"][0] - lo)))
+        if not buf.flags.writeable:
+            region.make_read_only()
+        self.regions.append(region)
+        self._arrays.append((name, buf))
+        self._index()
 
     # ------------------------------------------------------------------ access
 
@@ -234,7 +310,7 @@ class AddressSpace:
     def _read_only(r: _Region, addr: int, what: str) -> str:
         before = [a for a in r.args if a[1] <= addr]
         name = max(before, key=lambda a: a[1])[0] if before else r.args[0][0]
-        return f"{what} into argument '{name}', a read-only array (flags.writeable is False)"
+        return f"{what} into {name}, a read-only array (flags.writeable is False)"
 
     def _describe(self, addr: int, k: int, lane: int, what: str, full, mask) -> str:
         if full.ndim:
@@ -246,6 +322,9 @@ class AddressSpace:
             )
         else:
             where = ""
+        if addr < 0:  # UNMAPPED: an address the program computed, in no live array
+            real = addr + UNMAPPED
+            return f"{what} of address {real:#x}{where} points into no live array"
         r = self._nearest(addr)
         if r is None:
             return f"{what} of address {addr:#x}{where} points into no argument buffer"
@@ -261,9 +340,9 @@ class AddressSpace:
             offset = f"byte offset {rel}"
         if (addr & (k - 1)) and r.vbase <= addr and addr + k <= r.vbase + r.size:
             return (
-                f"misaligned {what} of {k}-byte elements at {offset} from argument '{name}'{where}"
+                f"misaligned {what} of {k}-byte elements at {offset} from {name}{where}"
             )
         return (
-            f"out-of-bounds {what}{where}: {offset} from argument '{name}', "
+            f"out-of-bounds {what}{where}: {offset} from {name}, "
             f"whose buffer holds {span} relative to it ({k}-byte elements)"
         )

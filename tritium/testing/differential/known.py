@@ -1,0 +1,116 @@
+"""Mismatches already understood, and how each is classified.
+
+    known = classify(program, verdict)      # a Known, or None for a new mismatch
+
+Each entry is one difference the driver found, shrank and someone judged:
+  * "upstream-bug": upstream Triton is wrong (its interpreter disagrees with its own
+    compiler or with the language's definition);
+  * "definitional": both are defensible, the two define the case differently;
+    docs/language.md says what tritium does;
+  * "tritium-bug": tritium was wrong; it is fixed, with a regression test, so seeing it
+    again means the fix regressed (the driver reports it as new).
+A mismatch matching an entry is counted under it and not shrunk again; everything else
+is new: shrunk, printed as a runnable script, and left for a person to classify here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tritium.testing.differential.verdict import Verdict
+from tritium.testing.fuzz_ir import Program
+
+
+@dataclass(frozen=True)
+class Known:
+    name: str
+    cls: str  # "upstream-bug", "definitional", "tritium-bug"
+    summary: str
+    matches: Callable[[Program, Verdict], bool]
+
+
+def _upstream_error(pattern: str) -> Callable[[Program, Verdict], bool]:
+    rx = re.compile(pattern)
+    return lambda p, v: v.kind == "upstream-error" and bool(rx.search(v.error))
+
+
+def _float_scalar_argument(p: Program, v: Verdict) -> bool:
+    seen = v.kind == "values" or (v.kind == "upstream-error" and "'float' object" in v.error)
+    return seen and any(isinstance(s.value, float) for s in p.scalars)
+
+
+def _u32_scalar_argument(p: Program, v: Verdict) -> bool:
+    return v.kind == "values" and any(
+        isinstance(s.value, int) and 2**31 <= s.value < 2**32 for s in p.scalars
+    )
+
+
+KNOWN: list[Known] = [
+    Known(
+        "fp16-math",
+        "definitional",
+        "tl.exp / tl.sqrt (and the other tl.math functions) of fp16: upstream 3.6 refuses "
+        "them (`Expected dtype ['fp32', 'fp64'] but got fp16`); tritium computes them in "
+        "fp32 and rounds back (docs/language.md, math row). The generator's upstream mode "
+        "casts to fp32 first.",
+        _upstream_error(r"Expected dtype \[.*\] but got (fp16|bf16)"),
+    ),
+    Known(
+        "interpreter-numpy-2.4",
+        "upstream-bug",
+        "upstream 3.6's interpreter keeps a scalar argument as a shape-(1,) array and calls "
+        "int() on it for a `range` bound; NumPy 2.4 refuses that (`only 0-dimensional "
+        "arrays can be converted to Python scalars`; deprecated since 1.25). Run upstream's "
+        "interpreter with NumPy < 2.4.",
+        _upstream_error(r"only 0-dimensional arrays can be converted to Python scalars"),
+    ),
+    Known(
+        "interpreter-float-arguments",
+        "upstream-bug",
+        "upstream 3.6's interpreter passes a float kernel argument on as a Python float, "
+        "where its compiler passes an fp32 scalar: `f % 2.0` is Python's floored modulo "
+        "(0.75 for f = -1.25; compiled: -1.25), `f * x_fp16` stays fp16, `f.to(...)` fails. "
+        "The worker fixes this by default (worker.py's `_fix_float_args`); only matched "
+        "when the fix is off.",
+        _float_scalar_argument,
+    ),
+    Known(
+        "interpreter-loop-variable",
+        "upstream-bug",
+        "upstream 3.6's interpreter runs `for i in range(...)` as a Python loop, so `i` is a "
+        "Python int where its compiler has an i32 scalar: `i.to(tl.float32)` fails "
+        "(`'int' object has no attribute 'to'`).",
+        _upstream_error(r"'int' object has no attribute"),
+    ),
+    Known(
+        "interpreter-integer-sum-overflow",
+        "upstream-bug",
+        "upstream 3.6's interpreter sums an integer block in Python ints and converts the "
+        "total back; when it does not fit (a sum that wraps, which the language defines), "
+        "NumPy 2 refuses (`Python integer -5293366405 out of bounds for int32`) where the "
+        "compiler (and tritium) wrap.",
+        _upstream_error(r"Python integer -?\d+ out of bounds for u?int"),
+    ),
+    Known(
+        "interpreter-u32-argument",
+        "upstream-bug",
+        "upstream 3.6's interpreter holds an int argument in [2**31, 2**32) in a numpy "
+        "uint32 array while typing it i64 (as its compiler does): `s >> 1` of s = 3000000000 "
+        "gives -647483648 where the compiler (and tritium) give 1500000000.",
+        _u32_scalar_argument,
+    ),
+]
+
+# Entries that apply only when the worker does not fix float arguments.
+UNFIXED_ONLY = {"interpreter-float-arguments"}
+
+
+def classify(p: Program, v: Verdict, fixed_float_args: bool = True) -> Known | None:
+    for k in KNOWN:
+        if fixed_float_args and k.name in UNFIXED_ONLY:
+            continue
+        if k.matches(p, v):
+            return k
+    return None
