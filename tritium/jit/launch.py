@@ -111,6 +111,11 @@ def _inline_tests(parts: list[str], values: tuple, ns: dict) -> str | None:
             tests.append(f"not ({expr})")
         elif v is None:
             tests.append(f"{expr} is None")
+        elif type(v) is int and -5 <= v <= 256:  # (devices, most constexprs)
+            ns[f"_t_v{i}"] = v
+            # CPython keeps one object per small int: `is` is the cheaper test, and an equal
+            # value that is another object (a bool, a numpy int) takes the dict path
+            tests.append(f"{expr} is _t_v{i}")
         elif type(v) in (int, float, str):
             ns[f"_t_v{i}"] = v
             tests.append(f"{expr} == _t_v{i}")
