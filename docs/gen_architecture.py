@@ -162,6 +162,8 @@ def render() -> str:
             "|---|---|---|---|",
             "| Python -> TTIR | `frontend.ttir.ast_to_ttir` | `tritium/frontend/` | "
             "[frontend](../tritium/frontend/ARCHITECTURE.md) |",
+            "| `tl.*` names for kernel authors | `language`, `language.extra.cuda.libdevice` | "
+            "`tritium/language/` | [language](../tritium/language/ARCHITECTURE.md) |",
             "| TTIR dialects, parser, printer | `ir.parser.parse_module`, `ir.printer.print_ir` | "
             "`tritium/ir/` | [ir](../tritium/ir/ARCHITECTURE.md) |",
             "| TTIR -> TTIR, TTIR -> TTGIR | `passes.pipeline.run_ttir_passes`, `run_ttgir_passes` | "
@@ -175,7 +177,7 @@ def render() -> str:
             "| `@jit`, specialisation, `kernel[grid]` | `jit.jit.JITFunction`, `jit.specialize`, "
             "`jit.launch` | `tritium/jit/` | [jit](../tritium/jit/ARCHITECTURE.md) |",
             "| saved kernels | `runtime.metadata`, `aot.c_wrapper`, `tritium.load_ptx` | "
-            "`tritium/aot/` | [cli](cli.md) |",
+            "`tritium/aot/` | [aot](../tritium/aot/ARCHITECTURE.md), [cli](cli.md) |",
             "| `import triton` served by tritium | `triton_alias.install` | "
             "`tritium/triton_alias.py` | [triton-compat](triton-compat.md) |",
             "",

@@ -72,8 +72,8 @@ class Backend:
     def stream(self):
         if self.interpret:
             return None
-        cu = self.driver.cuda()
-        err, s = cu.cuStreamCreate(0)
+        self.driver.device()  # contexts are per thread: make the device's current in this one
+        err, s = self.driver.cuda().cuStreamCreate(0)
         self.driver.check(err, "cuStreamCreate")
         return s
 

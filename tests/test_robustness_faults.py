@@ -505,7 +505,8 @@ for i in range(3):
 
 
 def _run_script(script: str, *args: str, cache_dir=None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    path = os.environ.get("PYTHONPATH")  # kept: where xdsl lives may be on it
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + (os.pathsep + path if path else "")}
     if cache_dir is not None:
         env["TRITIUM_CACHE_DIR"] = str(cache_dir)
     return subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
