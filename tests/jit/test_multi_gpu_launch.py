@@ -17,7 +17,7 @@ import tritium
 import tritium.language as tl
 from tests.jit.test_launch_fast import fresh_kernel
 from tritium.errors import ArgumentError
-from tritium.runtime import devices
+from tritium.runtime import arrays, devices, driver
 
 
 def set_device(torch, gpus, d):
@@ -199,3 +199,17 @@ def test_the_interpreter_touches_no_gpu(fake_torch, fake_gpus, monkeypatch):
         k[(1,)](x, x, out, 32, BLOCK_SIZE=32)
     np.testing.assert_array_equal(out, 2 * x)
     assert gpus.calls == [] and torch.stream_reads == [] and gpus.retained == set()
+
+
+def test_the_interpreter_copies_device_arrays_on_their_device(fake_gpus, monkeypatch):
+    """Interpreted, DeviceArrays on device 1 (device 0 current) are synchronized and copied
+    in and back out in device 1's context (runtime/interpreter/live_arrays.py)."""
+    gpus = fake_gpus
+    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+    driver.device(0)
+    x = arrays.to_device(np.arange(32, dtype=np.float32), device=1)
+    out = arrays.zeros(32, np.float32, device=1)
+    gpus.syncs.clear()
+    fresh_kernel()[(1,)](x, x, out, 32, BLOCK_SIZE=32)
+    np.testing.assert_array_equal(out.numpy(), 2 * np.arange(32, dtype=np.float32))
+    assert gpus.syncs == [1] and gpus.current_device() == 0 and gpus.launches == []

@@ -84,6 +84,7 @@ class FakeCuda:
         self.allocations: dict[int, tuple[int, int, ctypes.Array]] = {}  # addr -> dev, n, buf
         self.calls: list[str] = []
         self.events: list[int] = []  # the device of each event created
+        self.syncs: list[int] = []  # the device of each cuCtxSynchronize
         self.results: list[int] = []  # results for the next launches (then: success)
         self._tls = threading.local()
 
@@ -215,7 +216,11 @@ class FakeCuda:
         return (self._r(OK if self.current() else INVALID_CONTEXT),)
 
     def cuCtxSynchronize(self):
-        return (self._r(OK if self.current() else INVALID_CONTEXT),)
+        """Recorded in `syncs`: the device of the context synchronized."""
+        if not self.current():
+            return (self._r(INVALID_CONTEXT),)
+        self.syncs.append(self.current_device())
+        return (self._r(OK),)
 
     # ------------------------------------------------------------------ events
     def cuEventCreate(self, flags):

@@ -61,6 +61,7 @@ __all__ = [
     "error_name",
     "get_function",
     "gpu_available",
+    "in_context",
     "init",
     "load_module",
     "mem_alloc",
@@ -373,9 +374,9 @@ def ensure_context() -> None:
         device()
 
 
-def _in_context(ordinal: int | None):
-    """Where a memory call runs: device `ordinal`'s context for the call; else the one
-    current on this thread (`ensure_context`)."""
+def in_context(ordinal: int | None):
+    """Where a call on device memory runs: device `ordinal`'s context for the block (`using`);
+    for None, the one current on this thread (`ensure_context`)."""
     if ordinal is not None:
         return using(opened(ordinal))
     ensure_context()
@@ -508,7 +509,7 @@ def stream(s: Any = None) -> Any:
 def synchronize(s: Any = None, ordinal: int | None = None) -> None:
     """Wait for stream `s` (the default stream when None) of device `ordinal` (default: the
     thread's current context); asynchronous kernel faults surface here."""
-    with _in_context(ordinal):
+    with in_context(ordinal):
         check(cuda().cuStreamSynchronize(stream(s))[0], "cuStreamSynchronize")
 
 
@@ -517,7 +518,7 @@ def mem_alloc(nbytes: int, ordinal: int | None = None) -> int:
     address (int). Zero bytes gives address 0 and allocates nothing."""
     if nbytes <= 0:
         return 0
-    with _in_context(ordinal):
+    with in_context(ordinal):
         err, ptr = cuda().cuMemAlloc(nbytes)
     if err:
         raise launch_error(err, "cuMemAlloc", detail=f"allocating {nbytes} bytes")
@@ -531,7 +532,7 @@ def mem_free(ptr: int, quiet: bool = False, ordinal: int | None = None) -> None:
     if not ptr:
         return
     try:
-        with _in_context(ordinal):
+        with in_context(ordinal):
             err = cuda().cuMemFree(ptr)[0]
     except Exception:
         if quiet:
@@ -570,7 +571,7 @@ def memcpy_dtod_async(dst: int, src: int, nbytes: int, s: Any = None) -> None:
 def memcpy_htod(dst: int, src: Any, nbytes: int, s: Any = None, ordinal: int | None = None) -> None:
     """Host-to-device copy on stream `s` (of device `ordinal`, default: the thread's current
     context), then wait for the stream."""
-    with _in_context(ordinal):
+    with in_context(ordinal):
         memcpy_htod_async(dst, src, nbytes, s)
         synchronize(s)
 
@@ -578,14 +579,14 @@ def memcpy_htod(dst: int, src: Any, nbytes: int, s: Any = None, ordinal: int | N
 def memcpy_dtoh(dst: Any, src: int, nbytes: int, s: Any = None, ordinal: int | None = None) -> None:
     """Device-to-host copy on stream `s` (of device `ordinal`, default: the thread's current
     context), then wait for the stream."""
-    with _in_context(ordinal):
+    with in_context(ordinal):
         memcpy_dtoh_async(dst, src, nbytes, s)
         synchronize(s)
 
 
 def memset_d8(ptr: int, value: int, nbytes: int, s: Any = None, ordinal: int | None = None) -> None:
     if nbytes:
-        with _in_context(ordinal):
+        with in_context(ordinal):
             check(cuda().cuMemsetD8Async(ptr, value, nbytes, stream(s))[0], "cuMemsetD8Async")
 
 
@@ -604,7 +605,7 @@ def _pointer_attribute(name: str, ptr: int) -> int | None:
     attr = getattr(cu.CUpointer_attribute, name)
     err, value = cu.cuPointerGetAttribute(attr, ptr)
     if err and error_name(err) == "CUDA_ERROR_INVALID_CONTEXT":  # a thread new to CUDA
-        with _in_context(None):
+        with in_context(None):
             err, value = cu.cuPointerGetAttribute(attr, ptr)
     return None if err else int(value)
 
