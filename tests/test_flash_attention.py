@@ -103,6 +103,32 @@ def test_standard_configurations_do_not_spill(d, block_m, warps, ptxas):
     assert usage["spill_stores"] == 0 and usage["local"] == 0, usage["log"]
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_forward_fits_three_programs_per_sm(causal, ptxas):
+    """The best configuration on the H100 (64x64 tiles, 4 warps, D = 64): V is read with
+    ldmatrix before Q K^T (local_memory._read_early), and ptxas fits the loop in at most
+    168 registers, three programs per SM (182 with V read inside P V: two)."""
+    k = compile_forward(64, 64, 64, 4, causal, arch="sm_90")
+    usage = tools.ptxas_usage(k.asm["ptx"], "sm_90")
+    assert usage["registers"] <= 168 and usage["spill_stores"] == 0, usage["log"]
+    loops = _loops(k.asm["ptx"])
+    assert len(loops) == 2
+    for body in loops:
+        before_mma = body[: body.index("mma.sync")]
+        assert before_mma.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared") == 16  # all of V
+
+
+def test_backward_operands_stay_read_step_by_step(ptxas):
+    """The backward's far dot operands (dV's dO, dK's Q: two accumulators carried) are
+    over _read_early's budget: read inside their dots, the dK/dV kernel does not spill."""
+    sig = ",".join(["*fp16:16"] * 6 + ["*fp32:16"] * 2 + ["fp32", "i32", "i32:16", "i32:16"])
+    consts = dict(HEAD_DIM=64, BLOCK_M=64, BLOCK_N=64, CAUSAL=False, BF16=False)
+    k = tritium.compile(fa.attn_bwd_dkdv_kernel, sig, consts, num_warps=4, num_stages=3,
+                        stop="ptx", arch="sm_90")  # fmt: skip
+    usage = tools.ptxas_usage(k.asm["ptx"], "sm_90")
+    assert usage["spill_stores"] == 0 and usage["local"] == 0, usage["log"]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("seq", [1, 67, 250, 513])
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp16", "bf16"])
@@ -118,3 +144,13 @@ def test_on_gpu(seq, bf16, causal):
 def test_on_gpu_head_dim_128(seq, causal):
     rng = np.random.default_rng(seq)
     fa.check_attention(rng, 2, seq, 128, causal, seq == 77, block_m=64, block_n=64, num_warps=4)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seq", [45, 130, 4096])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_on_gpu_64x64_tiles(seq, causal):
+    """The configuration whose V is read early (_read_early): odd and block-multiple
+    lengths, fp16 and bf16, forward and backward against float64 numpy."""
+    rng = np.random.default_rng(seq + causal)
+    fa.check_attention(rng, 2, seq, 64, causal, seq == 45, block_m=64, block_n=64, num_warps=4)

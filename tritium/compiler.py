@@ -28,7 +28,7 @@ from tritium.ir.printer import print_ir
 from tritium.options import Options
 from tritium.runtime.metadata import KernelMetadata
 
-ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
+ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin", "sass")
 
 
@@ -37,11 +37,15 @@ class RegisterSpillWarning(UserWarning):
 
 
 def target_arch(device_arch: str | None) -> str | None:
-    """The newest arch tritium targets that a device of `device_arch` runs (sm_100 -> sm_90)."""
+    """The newest arch tritium targets that a device of `device_arch` runs (sm_100 -> sm_90).
+    A Hopper GPU (sm_90) gets sm_90a, whose wgmma `tl.dot` uses, unless DISABLE_MMA_V3
+    (config.mma_v3_disabled) asks for mma.sync."""
+    if device_arch == "sm_90" and not config.mma_v3_disabled():
+        return "sm_90a"
     if device_arch is None or device_arch in ARCHS:
         return device_arch
     cc = int(device_arch.removeprefix("sm_").rstrip("a"))
-    fits = [a for a in ARCHS if int(a.removeprefix("sm_")) <= cc]
+    fits = [a for a in ARCHS if not a.endswith("a") and int(a.removeprefix("sm_")) <= cc]
     return fits[-1] if fits else device_arch
 
 

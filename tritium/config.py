@@ -12,6 +12,7 @@
 | `TRITIUM_COMPILE_WORKERS` | one per CPU | how many processes compile an autotuning sweep's configs at once (`1`: one after another) |
 | `TRITIUM_PRINT_AUTOTUNING`, `TRITON_PRINT_AUTOTUNING` | `0` | `1`: print each autotuning's key, time and chosen config, as upstream's `TRITON_PRINT_AUTOTUNING` |
 | `TRITIUM_BENCH_POINTS` | unset | `tritium.testing.perf_report` measures only this many x values of each benchmark, spread evenly (to shorten long benchmarks) |
+| `TRITIUM_DISABLE_MMA_V3`, `DISABLE_MMA_V3` | `0` | `1`: on a Hopper GPU the JIT targets sm_90 (mma.sync) instead of sm_90a (wgmma for `tl.dot`), as upstream's `DISABLE_MMA_V3` (for like-with-like comparisons) |
 | `TRITON_INTERPRET` | unset | upstream's switch: when tritium serves `import triton` (`tritium.install_as_triton()`, `python -m tritium run`) and it is on at install, TRITIUM_INTERPRET is set to `1` |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
@@ -50,6 +51,7 @@ __all__ = [
     "dump_dir",
     "interpret",
     "interpreting",
+    "mma_v3_disabled",
     "print_autotuning",
     "tool",
 ]
@@ -69,6 +71,8 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_PRINT_AUTOTUNING": "print each autotuning's key, time and chosen config",
     "TRITON_PRINT_AUTOTUNING": "upstream's name for TRITIUM_PRINT_AUTOTUNING (either works)",
     "TRITIUM_BENCH_POINTS": "perf_report measures only this many x values of each benchmark",
+    "TRITIUM_DISABLE_MMA_V3": "the JIT targets sm_90 (mma.sync), not sm_90a (wgmma), on Hopper",
+    "DISABLE_MMA_V3": "upstream's name for TRITIUM_DISABLE_MMA_V3 (either works)",
     "TRITON_INTERPRET": "upstream's interpreter switch, honoured when tritium serves `import triton`",
 }
 
@@ -131,6 +135,11 @@ def compile_workers() -> int | None:
 def print_autotuning() -> bool:
     """TRITIUM_PRINT_AUTOTUNING or TRITON_PRINT_AUTOTUNING is on."""
     return _flag(_get("TRITIUM_PRINT_AUTOTUNING")) or _flag(_get("TRITON_PRINT_AUTOTUNING"))
+
+
+def mma_v3_disabled() -> bool:
+    """TRITIUM_DISABLE_MMA_V3 or upstream's DISABLE_MMA_V3 is on."""
+    return _flag(_get("TRITIUM_DISABLE_MMA_V3")) or _flag(_get("DISABLE_MMA_V3"))
 
 
 def child_environment(set_vars: dict[str, str] | None = None, drop: tuple = ()) -> dict[str, str]:

@@ -15,6 +15,9 @@ per doubling (docs/performance.md): the torch.compile kernel that took 114 s. Ab
 those passes (ptxas optimizes the PTX either way; the PTX is longer, ~15%); every kernel
 below the limit, which is all of the test suite's, compiles exactly as before.
 
+`sm_90a` (Hopper with its arch-specific instructions: wgmma) is LLVM's `sm_90a` CPU:
+`.target sm_90a`, PTX 8.0 or newer (8.7 here), run only by compute capability 9.0.
+
 PTX ISA version: LLVM 22 writes the lowest version an arch needs (7.8 for sm_89 / sm_90)
 unless a `+ptxNN` feature asks for more. tritium asks for 8.7, what upstream Triton 3.6
 emits: CUDA 13's ptxas accepts up to 9.0 (LLVM 22 knows up to 9.0 as well), and drivers
@@ -28,7 +31,7 @@ from functools import cache
 
 import llvmlite.binding as llvm
 
-ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
+ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 DEFAULT_ARCH = "sm_89"
 DEFAULT_PTX_VERSION = 87
 
@@ -79,7 +82,7 @@ def llir_to_ptx(
     ptx_version: int = DEFAULT_PTX_VERSION,
     opt: bool = True,
 ) -> str:
-    """Compile LLVM IR text to PTX text for `arch` (sm_80 / sm_86 / sm_89 / sm_90)."""
+    """Compile LLVM IR text to PTX text for `arch` (sm_80 / sm_86 / sm_89 / sm_90 / sm_90a)."""
     text = optimize(llvm_ir, arch, ptx_version) if opt else llvm_ir
     codegen_opt = 3 if len(_SLSR_CANDIDATE.findall(text)) <= SLSR_LIMIT else 0
     tm = target_machine(arch, ptx_version, codegen_opt)

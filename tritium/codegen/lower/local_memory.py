@@ -20,7 +20,7 @@ a `local_dealloc`. Async copies into tiles and their waits are in async_copy.py.
 from __future__ import annotations
 
 from llvmlite import ir
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import IntegerAttr, TensorType
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
@@ -28,13 +28,14 @@ from tritium.codegen.lower.ldmatrix import try_ldmatrix
 from tritium.codegen.lower.shared import load_shared, store_shared
 from tritium.codegen.lower.tile_addressing import addressing
 from tritium.codegen.lower.types import i32, llvm_type
+from tritium.ir.layouts import elements_per_thread
 from tritium.ir.ttg_mma import (
     DotOperandEncodingAttr,
     MemDescType,
     NvidiaMmaEncodingAttr,
     memdesc_bytes,
 )
-from tritium.ir.types import element_type, encoding_of
+from tritium.ir.types import bitwidth, element_type, encoding_of
 
 OFFSET_ATTR = "allocation.offset"
 
@@ -105,7 +106,8 @@ def read_by_mma(op: Operation) -> bool:
     itself, K step by K step (fewer live registers, loads next to their mmas). The dots
     are in the load's block, or anywhere when the tile is written once, by its
     `local_alloc`: attention's Q, loaded before the loop, is re-read by each iteration's
-    dot with ldmatrix as upstream does, not held in registers across the loop."""
+    dot with ldmatrix as upstream does, not held in registers across the loop. A load
+    that `_read_early` picks is read where it stands instead, as upstream reads them all."""
     enc = encoding_of(op.result.type)
     if not isinstance(enc, DotOperandEncodingAttr) or not isinstance(
         enc.parent, NvidiaMmaEncodingAttr
@@ -113,13 +115,56 @@ def read_by_mma(op: Operation) -> bool:
         return False
     uses = list(op.result.uses)
     fixed = _written_once(op.operands[0])
-    return bool(uses) and all(
-        u.operation.name == "tt.dot"
-        and u.index < 2
-        and (fixed or u.operation.parent_block() is op.parent_block())
-        and isinstance(encoding_of(u.operation.results[0].type), NvidiaMmaEncodingAttr)
-        for u in uses
+    return (
+        bool(uses)
+        and all(
+            u.operation.name == "tt.dot"
+            and u.index < 2
+            and (fixed or u.operation.parent_block() is op.parent_block())
+            and isinstance(encoding_of(u.operation.results[0].type), NvidiaMmaEncodingAttr)
+            for u in uses
+        )
+        and not _read_early(op)
     )
+
+
+# 32-bit registers per thread (see _read_early); the attention forward's V at D = 64 needs
+# 132 (64 for V, 36 carried, 32 for the scores), the backward's far operands 160
+EARLY_READ_REGISTERS = 144
+
+
+def _read_early(op: Operation) -> bool:
+    """Whether a local_load read by a later dot of its block, with another dot between
+    them, is read with ldmatrix where it stands (upstream's place) rather than step by step
+    inside its dot. Early, its registers stay live across the dot between; that pays when
+    few other registers are live there: the operand, the loop's carried tensors and the
+    results of the dots between fit in `EARLY_READ_REGISTERS`. ptxas then schedules the
+    attention forward's loop (V read before Q K^T, used by P V) in 146 registers instead
+    of 182 (64x64 tiles, 4 warps, D = 64: three programs per SM instead of two); for the
+    backward's operands, with two accumulators carried, the early read spills."""
+    block = op.parent_block()
+    users = [u.operation for u in op.result.uses]
+    if block is None or any(u.parent_block() is not block for u in users):
+        return False
+    first = min(block.get_operation_index(u) for u in users)
+    between = [
+        o for o in block.ops if o.name == "tt.dot" and o not in users
+        and block.get_operation_index(o) < first
+        and block.get_operation_index(o) > block.get_operation_index(op)
+    ]  # fmt: skip
+    if not between:
+        return False
+    loop = block.parent_op()
+    carried = list(block.args[1:]) if loop is not None and loop.name == "scf.for" else []
+    live = [op.result] + carried + [o.results[0] for o in between]
+    return sum(_registers32(v.type) for v in live) <= EARLY_READ_REGISTERS
+
+
+def _registers32(t) -> int:
+    """32-bit registers per thread a value of type `t` takes (0 for non-tensors)."""
+    if not isinstance(t, TensorType):
+        return 0
+    return -(-elements_per_thread(t) * bitwidth(element_type(t)) // 32)
 
 
 def _written_once(mem) -> bool:
