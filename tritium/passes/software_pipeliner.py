@@ -72,7 +72,8 @@ second `bar.sync` per iteration (before the copies). Here the ring has `num_stag
 buffers and the copies go first, into the buffer read one trip ago: the wait's
 `bar.sync` is the only barrier of the iteration, and the copies have one more trip of
 compute to land. One commit group per iteration (upstream: one per load). The stage
-count is lowered until the ring fits the target's shared memory (upstream fails at
+count is lowered until the ring fits the target's shared memory beside the operand
+tiles resident through the loop (`resident_tile_bytes`; upstream fails at
 launch instead). The tile is swizzled as optimize-dot-operands would (`#shared`).
 """
 
@@ -105,7 +106,12 @@ from tritium.ir.ttg_memory import (
     MemDescTransOp,
     transposed_memdesc,
 )
-from tritium.ir.ttg_mma import DotOperandEncodingAttr, MemDescType, memdesc_bytes
+from tritium.ir.ttg_mma import (
+    DotOperandEncodingAttr,
+    MemDescType,
+    is_mma_to_dot_shortcut,
+    memdesc_bytes,
+)
 from tritium.ir.types import bitwidth, element_type, encoding_of, i1, i32, shape_of, with_element
 from tritium.passes.accelerate_matmul import compute_capability
 from tritium.passes.convert_triton_to_tritongpu import transposed_operand_layout
@@ -371,13 +377,35 @@ def _rest(plan: LoopPlan) -> None:
 
 
 def choose_stages(plan: LoopPlan, num_stages: int, capability: int) -> int:
-    """`num_stages`, lowered until the ring of buffers fits in shared memory (0: not even
-    two stages fit)."""
+    """`num_stages`, lowered until the ring of buffers fits in shared memory beside the
+    tiles that stay resident through the loop (0: not even two stages fit)."""
     per_stage = sum(memdesc_bytes(p.buffer) for p in plan.loads)
+    room = smem_limit(capability) - resident_tile_bytes(plan.loop)
     stages = num_stages
-    while stages >= 2 and stages * per_stage > smem_limit(capability):
+    while stages >= 2 and stages * per_stage > room:
         stages -= 1
     return stages if stages >= 2 else 0
+
+
+def resident_tile_bytes(loop: scf.ForOp) -> int:
+    """Bytes of the shared tiles live through `loop` besides its ring: the dot operands
+    converted before the loop and used inside it, which optimize-dot-operands stages in
+    a tile each (attention's Q in the forward, K and V in the dK/dV backward)."""
+    inside = {id(op) for op in loop.walk()}
+    total, seen = 0, set()
+    for op in loop.walk():
+        for v in op.operands:
+            cvt = v.owner
+            if id(cvt) in seen or id(cvt) in inside or not isinstance(cvt, ConvertLayoutOp):
+                continue
+            seen.add(id(cvt))
+            dst = encoding_of(cvt.result.type)
+            if not isinstance(dst, DotOperandEncodingAttr) or len(shape_of(cvt.src.type)) != 2:
+                continue
+            if is_mma_to_dot_shortcut(encoding_of(cvt.src.type), dst, bitwidth(cvt.src.type)):
+                continue
+            total += memdesc_bytes(operand_buffer_type(cvt.src.type, dst))
+    return total
 
 
 # --------------------------------------------------------------------------- rewriting
