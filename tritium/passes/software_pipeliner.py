@@ -73,7 +73,8 @@ buffers and the copies go first, into the buffer read one trip ago: the wait's
 `bar.sync` is the only barrier of the iteration, and the copies have one more trip of
 compute to land. One commit group per iteration (upstream: one per load). The stage
 count is lowered until the ring fits the target's shared memory beside the operand
-tiles resident through the loop (`resident_tile_bytes`; upstream fails at
+tiles resident through the loop (`resident_tile_bytes`) and, when an op with scratch
+runs in the loop, the kernel's scratch (upstream fails at
 launch instead). The tile is swizzled as optimize-dot-operands would (`#shared`).
 """
 
@@ -91,6 +92,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
+from tritium.analysis.allocation import SMALL
+from tritium.analysis.scratch import scratch_bytes
 from tritium.ir import arith, tt
 from tritium.ir.arith import constant_value
 from tritium.ir.shared_layout import memdesc_tile
@@ -380,7 +383,7 @@ def choose_stages(plan: LoopPlan, num_stages: int, capability: int) -> int:
     """`num_stages`, lowered until the ring of buffers fits in shared memory beside the
     tiles that stay resident through the loop (0: not even two stages fit)."""
     per_stage = sum(memdesc_bytes(p.buffer) for p in plan.loads)
-    room = smem_limit(capability) - resident_tile_bytes(plan.loop)
+    room = smem_limit(capability) - resident_tile_bytes(plan.loop) - _apart_scratch(plan)
     stages = num_stages
     while stages >= 2 and stages * per_stage > room:
         stages -= 1
@@ -406,6 +409,33 @@ def resident_tile_bytes(loop: scf.ForOp) -> int:
                 continue
             total += memdesc_bytes(operand_buffer_type(cvt.src.type, dst))
     return total
+
+
+def _scratch(op: Operation) -> int:
+    """The scratch bytes `op` will need once lowered (a convert to a dot operand becomes
+    a tile, optimize-dot-operands, or a register permutation instead)."""
+    if isinstance(op, ConvertLayoutOp) and isinstance(
+        encoding_of(op.result.type), DotOperandEncodingAttr
+    ):
+        return 0
+    return scratch_bytes(op)
+
+
+def _apart_scratch(plan: LoopPlan) -> int:
+    """The kernel's scratch bytes when they cannot share the ring's: the allocator lets a
+    tile share bytes with scratch only when no op with scratch runs while it lives
+    (analysis/allocation.py), so an op with scratch in the loop (the dK/dV backward's lse
+    and delta conversions) puts them all beside the ring: each small one, and the largest
+    of the others (they share one region). The pipelined loads' conversions go away."""
+    loop = plan.loop
+    gone = {id(c) for p in plan.loads for r in p.reads for c in r.chain}
+    if not any(_scratch(op) for op in loop.walk() if id(op) not in gone):
+        return 0
+    func = loop
+    while func.parent_op() is not None and not isinstance(func, tt.FuncOp):
+        func = func.parent_op()
+    sizes = [b for b in (_scratch(op) for op in func.walk() if id(op) not in gone) if b]
+    return sum(b for b in sizes if b <= SMALL) + max((b for b in sizes if b > SMALL), default=0)
 
 
 # --------------------------------------------------------------------------- rewriting
