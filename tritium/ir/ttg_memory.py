@@ -204,6 +204,8 @@ class MemDescTransOp(IRDLOperation):
         order = self.order_list
         if sorted(order) != list(range(len(self.src.type.get_shape()))):
             raise VerifyException("ttg.memdesc_trans: order must be a permutation")
+        if not isinstance(self.src.type.encoding, SwizzledSharedEncodingAttr):
+            raise VerifyException("ttg.memdesc_trans: only #ttg.swizzled_shared tiles")
         if self.result.type != transposed_memdesc(self.src.type, order):
             raise VerifyException(
                 "ttg.memdesc_trans: the result must be the source with its dims and its "
@@ -216,11 +218,12 @@ def transposed_memdesc(t: MemDescType, order: Sequence[int]) -> MemDescType:
     shared encoding's order with them, so every element keeps its bytes)."""
     shape = t.get_shape()
     enc = t.encoding
-    if isinstance(enc, SwizzledSharedEncodingAttr):
-        where = {d: i for i, d in enumerate(order)}  # old dim -> new dim
-        enc = SwizzledSharedEncodingAttr(
-            enc.vec, enc.perPhase, enc.maxPhase, [where[d] for d in enc.order]
-        )
+    if not isinstance(enc, SwizzledSharedEncodingAttr):
+        raise NotImplementedError(f"ttg.memdesc_trans of a {enc} tile")
+    where = {d: i for i, d in enumerate(order)}  # old dim -> new dim
+    enc = SwizzledSharedEncodingAttr(
+        enc.vec, enc.perPhase, enc.maxPhase, [where[d] for d in enc.order]
+    )
     return MemDescType(
         [shape[d] for d in order], t.element_type, enc, t.memory_space, t.mutable
     )

@@ -112,6 +112,7 @@ from tritium.ir.ttg_memory import (
 from tritium.ir.ttg_mma import (
     DotOperandEncodingAttr,
     MemDescType,
+    SwizzledSharedEncodingAttr,
     is_mma_to_dot_shortcut,
     memdesc_bytes,
 )
@@ -313,7 +314,11 @@ def _shared_buffer(t, reads: list[OperandRead], transposed: bool) -> MemDescType
         own = operand_buffer_type(
             transposed_type(t) if r.transposed else t, encoding_of(r.convert.result.type)
         )
-        found.add(transposed_memdesc(own, [1, 0]) if r.transposed != transposed else own)
+        if r.transposed != transposed:
+            if not isinstance(own.encoding, SwizzledSharedEncodingAttr):
+                return None  # a view of this tile kind is not modelled (memdesc_trans)
+            own = transposed_memdesc(own, [1, 0])
+        found.add(own)
     return found.pop() if len(found) == 1 else None
 
 
