@@ -159,11 +159,15 @@ def attn_bwd_dkdv_kernel(
     offs_d = tl.arange(0, HEAD_DIM)
     base = head * stride_h
     kv_ok = offs_n < seq_len
-    kv_offs = base + offs_n[:, None] * stride_s + offs_d[None, :]
+    kv_offs = offs_n[:, None] * stride_s + offs_d[None, :]
+    k_ptr += base
+    v_ptr += base
+    dk_ptr += base
+    dv_ptr += base
     k = tl.load(k_ptr + kv_offs, mask=kv_ok[:, None], other=0.0)
     v = tl.load(v_ptr + kv_offs, mask=kv_ok[:, None], other=0.0)
-    # Q and dO: the head folded into the pointers, one i32 offset per row shared by both
-    # (a 64-bit pointer per row and tensor, live across the loop, spilled at D = 128)
+    # the head folded into the pointers: i32 offsets, one per row, shared by Q and dO (and
+    # by K, V, dK, dV), not a 64-bit pointer per row and tensor live across the loop
     q_offs = offs_m[:, None] * stride_s + offs_d[None, :]
     q_ptr += base
     do_ptr += base

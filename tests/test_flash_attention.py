@@ -194,7 +194,7 @@ def test_backward_loops_read_each_tile_once(which, d, causal, ptxas):
     their ring, both ways, with no shared-memory round trip; only dK/dV's lse and delta
     (1D, not dot operands) still go through shared memory (one st.shared, one barrier
     each). The far operands stay read step by step (_read_early's budget). No spills,
-    but at D = 128 in dK/dV (140 bytes with ptxas 13; 404 before, upstream 248)."""
+    but at D = 128 in dK/dV (108 bytes with ptxas 13; 404 before, upstream 248)."""
     k = compile_backward(which, d, 64, 4, causal, arch="sm_90")
     loops = _loops(k.asm["ptx"])
     assert len(loops) == 1
@@ -208,7 +208,7 @@ def test_backward_loops_read_each_tile_once(which, d, causal, ptxas):
     assert count("bar.sync") == (3 if which == "dkdv" else 1)
     usage = tools.ptxas_usage(k.asm["ptx"], "sm_90")
     if which == "dkdv" and d == 128:
-        assert usage["spill_stores"] <= 160, usage["log"]  # see the docstring
+        assert usage["spill_stores"] <= 120, usage["log"]  # see the docstring
     else:
         assert usage["spill_stores"] == 0 and usage["local"] == 0, usage["log"]
 
