@@ -160,7 +160,10 @@ def soak_phase(b: Backend, launches: int, every: int, n: int, warmup: int) -> di
     last = samples[-1]
     growth = {"rss_mib": round(last["rss_mib"] - base["rss_mib"], 2)}
     if last["device_used_mib"] is not None:
-        growth["device_used_mib"] = round(last["device_used_mib"] - base["device_used_mib"], 2)
+        # device-wide (cuMemGetInfo): other processes' allocations come and go, a leak stays,
+        # so the growth is the least of the last three samples over the baseline
+        tail = [s["device_used_mib"] for s in samples[-3:]]
+        growth["device_used_mib"] = round(min(tail) - base["device_used_mib"], 2)
     return {"launches": launches, "every": every, "warmup": warmup, "samples": samples,
             "growth_after_warmup": growth, "errors": errors,
             "launches_per_second": round(launches / max(last["seconds"], 1e-9), 1)}  # fmt: skip

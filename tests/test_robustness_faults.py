@@ -509,8 +509,11 @@ def _run_script(script: str, *args: str, cache_dir=None) -> subprocess.Completed
     env = {**os.environ, "PYTHONPATH": str(ROOT) + (os.pathsep + path if path else "")}
     if cache_dir is not None:
         env["TRITIUM_CACHE_DIR"] = str(cache_dir)
-    return subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
-                          text=True, timeout=300, cwd=ROOT, env=env)  # fmt: skip
+    with tempfile.TemporaryDirectory() as d:  # a file: tritium compiles kernels from their source
+        path = pathlib.Path(d) / "fault_script.py"
+        path.write_text(script)
+        return subprocess.run([sys.executable, str(path), *args], capture_output=True,
+                              text=True, timeout=300, cwd=ROOT, env=env)  # fmt: skip
 
 
 @pytest.mark.gpu

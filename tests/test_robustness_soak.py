@@ -76,4 +76,4 @@ def test_gpu_twenty_thousand_launches_keep_host_and_device_memory_flat():
     assert report["errors"] == []
     growth = report["growth_after_warmup"]
     assert growth["rss_mib"] < 8, report["samples"]
-    assert abs(growth["device_used_mib"]) < 2, report["samples"]
+    assert growth["device_used_mib"] < 2, report["samples"]  # device-wide: see soak_phase

@@ -80,7 +80,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--num-warps", type=int, default=4)
     c.add_argument("--num-stages", type=int, default=3)
-    c.add_argument("--arch", default="sm_89", help="sm_80, sm_86, sm_89 (default) or sm_90")
+    c.add_argument(
+        "--arch",
+        "--target",
+        dest="arch",
+        default="sm_89",
+        help="sm_80, sm_86, sm_89 (default), sm_90 or sm_90a (Hopper: wgmma for tl.dot)",
+    )
     c.add_argument(
         "--emit",
         choices=["ttir", "ttgir", "llir", "ptx", "cubin", "sass"],

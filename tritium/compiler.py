@@ -28,7 +28,7 @@ from tritium.ir.printer import print_ir
 from tritium.options import Options
 from tritium.runtime.metadata import KernelMetadata
 
-ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
+ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin", "sass")
 
 
@@ -37,11 +37,15 @@ class RegisterSpillWarning(UserWarning):
 
 
 def target_arch(device_arch: str | None) -> str | None:
-    """The newest arch tritium targets that a device of `device_arch` runs (sm_100 -> sm_90)."""
+    """The newest arch tritium targets that a device of `device_arch` runs (sm_100 -> sm_90).
+    A Hopper GPU (sm_90) gets sm_90a, whose wgmma `tl.dot` uses, unless DISABLE_MMA_V3
+    (config.mma_v3_disabled) asks for mma.sync."""
+    if device_arch == "sm_90" and not config.mma_v3_disabled():
+        return "sm_90a"
     if device_arch is None or device_arch in ARCHS:
         return device_arch
     cc = int(device_arch.removeprefix("sm_").rstrip("a"))
-    fits = [a for a in ARCHS if int(a.removeprefix("sm_")) <= cc]
+    fits = [a for a in ARCHS if not a.endswith("a") and int(a.removeprefix("sm_")) <= cc]
     return fits[-1] if fits else device_arch
 
 
@@ -244,11 +248,18 @@ def make_ttir(source: KernelSource, spec, options: Options, dumper: Dumper, timi
 
 
 def lower(
-    module, options: Options, dumper: Dumper, timings: dict | None, stop: str = "sass"
+    module,
+    options: Options,
+    dumper: Dumper,
+    timings: dict | None,
+    stop: str = "sass",
+    libdevice: str | None = None,
 ) -> tuple[dict, dict | None]:
     """TTIR module -> (asm with ttgir, llir, ptx (and cubin / sass when the tools exist),
     codegen's launch facts: name, params, num_warps, threads_per_warp, shared, and ptxas's
-    register and spill counts; None when stopped before LLVM IR)."""
+    register and spill counts; None when stopped before LLVM IR). `libdevice`: math calls
+    NVIDIA's libdevice at that path (TRITIUM_LIBDEVICE; the llir declares the `__nv_*`
+    functions, the ptx holds those called)."""
     from tritium.codegen import lower_to_llvm
     from tritium.codegen.ptx import llir_to_ptx
     from tritium.codegen.tools import assemble, disassemble
@@ -260,13 +271,13 @@ def lower(
     if stop == "ttgir":
         return asm, None
     with _timed(timings, "lower-to-llvm"):
-        llir, facts = lower_to_llvm(module)
+        llir, facts = lower_to_llvm(module, libdevice)
     asm["llir"] = llir
     dumper.write("llir", llir, "ll")
     if stop == "llir":
         return asm, facts
     with _timed(timings, "llvm-to-ptx"):
-        asm["ptx"] = llir_to_ptx(llir, options.arch)
+        asm["ptx"] = llir_to_ptx(llir, options.arch, libdevice=libdevice)
     dumper.write("ptx", asm["ptx"], "ptx")
     if stop == "ptx":
         return asm, facts
@@ -367,10 +378,14 @@ def make_metadata(
     )
 
 
-def cache_key(source: KernelSource, spec, options: Options) -> str | None:
+def cache_key(
+    source: KernelSource, spec, options: Options, libdevice: str | None = None
+) -> str | None:
     """The compiled-kernel cache key of `source` specialised by `spec` under `options`:
-    its code's fingerprint (KernelSource.fingerprint), the KernelSpec, the options and
-    tritium's own source. None when something has no stable form (then it is not cached)."""
+    its code's fingerprint (KernelSource.fingerprint), the KernelSpec, the options,
+    tritium's own source and, in libdevice mode, the libdevice file's digest. None when
+    something has no stable form (then it is not cached)."""
+    from tritium.codegen.libdevice_link import identity
     from tritium.runtime import cache
 
     fingerprint = source.fingerprint()
@@ -384,6 +399,7 @@ def cache_key(source: KernelSource, spec, options: Options) -> str | None:
             divisible_by_16=sorted(spec.divisible_by_16),
             options=asdict(options),
             tritium=cache.tritium_source_hash(),
+            **({} if libdevice is None else {"libdevice": identity(libdevice)}),
         )
     except TypeError:
         return None
@@ -405,6 +421,7 @@ def compile_kernel(
     interpreter. `cache`: look the kernel up in the compiled-kernel cache first (not while
     dumping) and store it there."""
     from tritium.analysis.pointer_writes import written_params
+    from tritium.codegen.libdevice_link import resolve as resolve_libdevice
     from tritium.passes.pipeline import run_ttir_passes
     from tritium.runtime import cache as kernel_cache
 
@@ -413,7 +430,8 @@ def compile_kernel(
     if options.arch not in ARCHS:
         raise ArgumentError(f"unknown arch '{options.arch}'; choose one of {', '.join(ARCHS)}")
     dumper = Dumper(dump_dir)
-    key = cache_key(source, spec, options) if cache and not interpret else None
+    libdevice = None if interpret else resolve_libdevice()  # TRITIUM_LIBDEVICE
+    key = cache_key(source, spec, options, libdevice) if cache and not interpret else None
     if isinstance(source, KernelSource):
         name, runtime = source.__name__, list(spec.types)
         hit = None if dumper.dir else kernel_cache.load_kernel(key)
@@ -432,7 +450,7 @@ def compile_kernel(
                               runtime, module, interpret=True)  # fmt: skip
     facts = None
     if stop != "ttir":
-        lowered, facts = lower(module, options, dumper, timings, stop)
+        lowered, facts = lower(module, options, dumper, timings, stop, libdevice)
         asm.update(lowered)
     metadata = make_metadata(name, options, facts, spec, module, writes)
     kernel = CompiledKernel(name, asm, metadata, runtime)

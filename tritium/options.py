@@ -1,7 +1,7 @@
 """The compile options: one `Options` from the CLI, `tritium.compile` and `kernel[grid](...)`
 through the passes to codegen (the base layer: passes and the compiler both take it).
 
-    Options(num_warps=8, num_stages=4, arch="sm_90")
+    Options(num_warps=8, num_stages=4, arch="sm_90a")   # sm_90a: wgmma for tl.dot
     Options.of({"num_warps": 8})            # a dict of some fields (the others default)
     Options.from_launch({"num_warps": 8, "stream": s}, arch="sm_90", debug=False)
 
@@ -52,6 +52,11 @@ class Options:
     def target(self) -> str:
         """`sm_89` -> `cuda:89` (the value of the `ttg.target` module attribute)."""
         return "cuda:" + _ARCH.fullmatch(self.arch).group(1)  # type: ignore[union-attr]
+
+    @property
+    def mma_v3(self) -> bool:
+        """Whether dots may use Hopper's warpgroup MMA (wgmma): the target is sm_90a."""
+        return self.arch == "sm_90a"
 
     @classmethod
     def of(cls, options: Options | dict | None) -> Options:

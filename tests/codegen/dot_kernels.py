@@ -97,8 +97,10 @@ def run_matmul(
     num_warps: int = 4,
     num_stages: int = 3,
     out_f16: bool = False,
+    compiled: list | None = None,
 ) -> np.ndarray:
-    """C = A @ B with matmul_kernel; `a`, `b` are float32 holding values exact in `kind`."""
+    """C = A @ B with matmul_kernel; `a`, `b` are float32 holding values exact in `kind`.
+    `compiled`: a list the launched CompiledKernel is appended to (its PTX, registers)."""
     M, K = a.shape
     N = b.shape[1]
     np_dtype = {"fp16": np.float16, "fp32": np.float32}.get(kind)
@@ -114,12 +116,12 @@ def run_matmul(
     c = np.full((M, N), np.nan, dtype=np.float16 if out_f16 else np.float32)
     bm, bn, bk = block
     grid = (tritium.cdiv(M, bm), tritium.cdiv(N, bn))
-    matmul_kernel[grid](
-        sa, sb, c, M, N, K, sam, sak, sbk, sbn, N, 1,
-        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, PRECISION=precision, OUT_F16=out_f16,
-        BF16=kind == "bf16",
-        num_warps=num_warps, num_stages=num_stages,
-    )  # fmt: skip
+    args = (sa, sb, c, M, N, K, sam, sak, sbk, sbn, N, 1)
+    consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, PRECISION=precision, OUT_F16=out_f16,
+                  BF16=kind == "bf16", num_warps=num_warps, num_stages=num_stages)  # fmt: skip
+    matmul_kernel[grid](*args, **consts)
+    if compiled is not None:  # (the kernel just launched: warmup finds it compiled)
+        compiled.append(matmul_kernel.warmup(*args, grid=grid, **consts))
     return c
 
 

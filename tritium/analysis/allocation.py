@@ -27,7 +27,8 @@ dot re-reads its operands' tiles). Two buffers *interfere* (may not share bytes)
 Placement is first fit in a fixed order: scratch first (small buffers in program order,
 then large ones), then tiles, largest first (ties: the earliest first). Each buffer goes
 to the lowest offset, aligned (16 bytes for scratch, 128 for tiles so that a swizzle's
-bank pattern holds), past every interfering buffer placed before it that it would
+bank pattern holds, 1024 for `#ttg.nvmma_shared` tiles, whose swizzle wgmma applies to
+the address), past every interfering buffer placed before it that it would
 overlap. Unlike upstream (every scratch buffer at offset 0, a barrier before each reuse),
 small scratch buffers never share bytes.
 
@@ -46,13 +47,14 @@ from xdsl.ir import Operation, SSAValue
 
 from tritium.analysis.scratch import scratch_bytes
 from tritium.analysis.shared_bytes import ALIGN, align
-from tritium.ir.ttg_mma import memdesc_bytes
+from tritium.ir.ttg_mma import NVMMASharedEncodingAttr, memdesc_bytes
 
 # ops whose result is a view of their memdesc operand (the same bytes)
 VIEW_OPS = ("ttg.memdesc_index", "ttg.memdesc_trans")
 
 SMALL = 1024
 TILE_ALIGN = 128
+NVMMA_ALIGN = 1024
 OFFSET_ATTR = "allocation.offset"
 SHARED_ATTR = "ttg.shared"
 
@@ -72,7 +74,11 @@ class Buffer:
 
     @property
     def alignment(self) -> int:
-        return TILE_ALIGN if self.is_tile else ALIGN
+        if not self.is_tile:
+            return ALIGN
+        enc = getattr(self.owner.results[0].type, "encoding", None)
+        # wgmma's descriptors swizzle address bits 4-9: an nvmma tile starts on 1024 bytes
+        return NVMMA_ALIGN if isinstance(enc, NVMMASharedEncodingAttr) else TILE_ALIGN
 
     @property
     def small(self) -> bool:

@@ -16,8 +16,9 @@ def _dialects():
     from tritium.ir.llvm import LLVM
     from tritium.ir.tt import TT
     from tritium.ir.ttg import TTG
+    from tritium.ir.ttng import TTNG
 
-    return [builtin.Builtin, Arith, math.Math, scf.Scf, cf.Cf, TT, TTG, GPU, LLVM]
+    return [builtin.Builtin, Arith, math.Math, scf.Scf, cf.Cf, TT, TTG, TTNG, GPU, LLVM]
 
 
 def make_context() -> Context:

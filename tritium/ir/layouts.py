@@ -215,22 +215,28 @@ def _repeats(shape, tile, order) -> list[Basis]:
 
 def _mma(enc: NvidiaMmaEncodingAttr, shape: tuple[int, ...]) -> LinearLayout:
     """mma.sync's accumulator (m16n8 per warp): c0, c1 at (g, 2t), (g, 2t+1) and c2, c3
-    eight rows below, for lane = 4g + t; warps N-first; the CTA tile repeats N-first."""
+    eight rows below, for lane = 4g + t; warps N-first; the CTA tile repeats N-first.
+    wgmma's (version 3, m64nN per warpgroup): the same 16 x 8 piece N / 8 times along N
+    per warp, warps M-first (four consecutive warps: 64 rows), tile repeats N-first."""
     rank = len(shape)
     if enc.rank != rank:
         raise ValueError(f"layout of rank {enc.rank} on a tensor of rank {rank}")
     for s in shape:
         _log2(s)
     m, n = rank - 2, rank - 1
-    im, in_ = enc.instrShape
+    im, in_ = enc.instrShape[:2]
     order = list(range(rank - 1, -1, -1))
     wpc = enc.warpsPerCTA
     register = [_unit(rank, n, 1), _unit(rank, m, 8)]
+    # wgmma (version 3): a warp's 16 x N slice of the instruction is N / 8 mma.sync-like
+    # 16 x 8 pieces side by side (registers d[4j..4j+3] at columns 8j..8j+7)
+    register += [_unit(rank, n, 8 << i) for i in range(_log2(in_ // 8))] if enc.versionMajor == 3 else []
     lane = [_unit(rank, n, 2), _unit(rank, n, 4), _unit(rank, m, 1), _unit(rank, m, 2)]
     lane.append(_unit(rank, m, 4))
     instr = [1] * rank
     instr[m], instr[n] = im, in_
-    warp = [_unit(rank, d, instr[d] << i) for d in order for i in range(_log2(wpc[d]))]
+    warp_order = [m, n] if enc.versionMajor == 3 else order  # a warpgroup spans 64 rows
+    warp = [_unit(rank, d, instr[d] << i) for d in warp_order for i in range(_log2(wpc[d]))]
     tile = [instr[d] * wpc[d] for d in range(rank)]
     register += _repeats(shape, tile, order)
     return LinearLayout(shape, _clip(register, shape), _clip(lane, shape), _clip(warp, shape))

@@ -15,6 +15,17 @@ the others added (and folded into the instruction's immediate offset).
 A memdesc of rank 3 (`3x64x32`: num_stages buffers) is a stack of such tiles; the
 leading index is a whole-tile offset (`ttg.memdesc_index`).
 
+`#ttg.nvmma_shared` (wgmma's operands) is the same swizzle on rows of exactly the
+swizzle's width, with a longer contiguous dim cut into slabs of that width, each slab all
+rows of it (`SharedTile.slab`):
+
+    #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
+    on !ttg.memdesc<64x128xf16, ...>: slabs of 64 halves (128 bytes), 64 rows each
+      row r, column c  ->  (c / 64) * 64 * 64 + r * 64 + (((c % 64) / 8) ^ (r % 8)) * 8 + c % 8
+
+(128-byte swizzle: 8 phases of one row; 64: 4 of two rows; 32: 2 of four rows; the tile
+1024-byte aligned, so these are the address bits the hardware swizzles).
+
 `operand_shared_encoding` chooses upstream's swizzle for a dot operand
 (`SwizzledSharedEncodingAttr::get` for mma v2 operands), and a bank-spreading one for the
 FMA dot's operands.
@@ -32,6 +43,7 @@ from tritium.ir.ttg_mma import (
     DotOperandEncodingAttr,
     MemDescType,
     NvidiaMmaEncodingAttr,
+    NVMMASharedEncodingAttr,
     SwizzledSharedEncodingAttr,
 )
 
@@ -51,10 +63,17 @@ class SharedTile:
     vec: int
     per_phase: int
     max_phase: int  # effective: at most row / vec, so the swizzle stays inside a row
+    slab: int = 0  # nvmma_shared: elements per swizzled row of a slab (0: the whole row)
 
     @property
     def row_length(self) -> int:
-        return self.shape[self.order[0]]
+        """Elements from one row to the next (a slab's width when cut into slabs)."""
+        return self.slab or self.shape[self.order[0]]
+
+    @property
+    def slab_size(self) -> int:
+        """Elements from one slab to the next (all rows of one slab)."""
+        return self.row_length * self.shape[self.order[1]]
 
     @property
     def size(self) -> int:
@@ -72,8 +91,14 @@ class SharedTile:
 
     def offset(self, coord: Sequence[int]) -> int:
         r, c = coord[self.order[1]], coord[self.order[0]]
+        slab, c = divmod(c, self.row_length)
         phase = (r // self.per_phase) % self.max_phase
-        return r * self.row_length + ((c // self.vec) ^ phase) * self.vec + c % self.vec
+        return (
+            slab * self.slab_size
+            + r * self.row_length
+            + ((c // self.vec) ^ phase) * self.vec
+            + c % self.vec
+        )
 
     def offset_of_bits(self, coord: Sequence[int]) -> int:
         """The same offset computed as the XOR of the offsets of each set coordinate bit
@@ -104,8 +129,27 @@ def tile_of(encoding: SwizzledSharedEncodingAttr, shape: Sequence[int]) -> Share
     return SharedTile(shape2, order, vec, encoding.perPhase, max_phase)
 
 
+def nvmma_tile(encoding: NVMMASharedEncodingAttr, shape: Sequence[int]) -> SharedTile:
+    """The tile of the last two dims of a memdesc of `shape` with an nvmma encoding."""
+    shape2 = tuple(shape[-2:])
+    order = tuple(encoding.order)
+    for s in shape2:
+        _log2(s)
+    width = encoding.swizzlingByteWidth * 8 // encoding.elementBitWidth  # elements
+    if shape2[order[0]] < width or shape2[order[1]] % 8:
+        raise NotImplementedError(
+            f"#ttg.nvmma_shared: a {shape2[0]}x{shape2[1]} tile is narrower than its "
+            f"{encoding.swizzlingByteWidth}-byte swizzle or not a multiple of 8 rows"
+        )
+    vec = 128 // encoding.elementBitWidth  # 16-byte chunks
+    max_phase = encoding.swizzlingByteWidth // 16
+    return SharedTile(shape2, order, vec, 8 // max_phase, max_phase, width)
+
+
 @cache
 def memdesc_tile(t: MemDescType) -> SharedTile:
+    if isinstance(t.encoding, NVMMASharedEncodingAttr):
+        return nvmma_tile(t.encoding, t.get_shape())
     if not isinstance(t.encoding, SwizzledSharedEncodingAttr):
         raise NotImplementedError(f"no index maths for shared encoding {t.encoding}")
     return tile_of(t.encoding, t.get_shape())
@@ -114,19 +158,33 @@ def memdesc_tile(t: MemDescType) -> SharedTile:
 # --------------------------------------------------------------------------- choosing
 
 
+def nvmma_swizzle(row_bytes: int) -> int:
+    """The widest swizzle (128, 64 or 32 bytes) a contiguous row of `row_bytes` fills, or 0."""
+    return next((w for w in (128, 64, 32) if row_bytes >= w), 0)
+
+
 def operand_shared_encoding(
     dot_enc: Attribute, shape: Sequence[int], order: Sequence[int], elem_bits: int
-) -> SwizzledSharedEncodingAttr:
+) -> Attribute:
     """The swizzled layout a dot operand of `shape` is staged in, rows contiguous along
     `order[0]` (the order it comes from global memory in).
 
     mma parents: upstream's choice for mma v2 operands. For A with K contiguous, 16 bytes
     (`vec`) per ldmatrix row and 8 phases of 128 / row-bytes rows each (`perPhase`).
+    wgmma parents (`#ttg.nvidia_mma` version 3): `#ttg.nvmma_shared`, the widest swizzle
+    the contiguous row fills, `transposed` when the first dim is the contiguous one.
     FMA parents: 16-byte groups, one phase per row, up to 8 phases, so that the rows the
     lanes of a warp read at once fall in different banks."""
     order = list(order)
     rank = len(shape)
     inner = order[0]
+    if (
+        isinstance(dot_enc, DotOperandEncodingAttr)
+        and isinstance(dot_enc.parent, NvidiaMmaEncodingAttr)
+        and dot_enc.parent.versionMajor == 3
+    ):
+        swizzle = nvmma_swizzle(shape[inner] * elem_bits // 8)
+        return NVMMASharedEncodingAttr(swizzle, inner == rank - 2, elem_bits)
     if isinstance(dot_enc, DotOperandEncodingAttr) and isinstance(
         dot_enc.parent, NvidiaMmaEncodingAttr
     ):
@@ -150,4 +208,11 @@ def operand_shared_encoding(
     return SwizzledSharedEncodingAttr(min(vec, row), 1, max(1, min(8, row // vec)), order)
 
 
-__all__ = ["SharedTile", "memdesc_tile", "operand_shared_encoding", "tile_of"]
+__all__ = [
+    "SharedTile",
+    "memdesc_tile",
+    "nvmma_swizzle",
+    "nvmma_tile",
+    "operand_shared_encoding",
+    "tile_of",
+]

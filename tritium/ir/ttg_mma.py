@@ -4,12 +4,15 @@ Layouts (distributed, with index maths in `tritium.ir.layouts`):
 
     #mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
     tensor<64x64xf32, #mma>                                      (mma.sync accumulators)
+    #mma1 = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], instrShape = [16, 128, 16]}>
+    tensor<128x128xf32, #mma1>                                   (wgmma accumulators, sm_90a)
     tensor<64x32xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>   (its A operand)
     tensor<64x32xf32, #ttg.dot_op<{opIdx = 0, parent = #blocked}>>          (FMA dot's A)
 
 Shared memory (index maths in `tritium.ir.shared_layout`):
 
     #shared = #ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+    #shared1 = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
     #smem = #ttg.shared_memory
     %buf = ttg.local_alloc : () -> !ttg.memdesc<3x128x32xf16, #shared, #smem, mutable>
     %s = ttg.memdesc_index %buf[%i] : !ttg.memdesc<3x128x32xf16, ...> -> !ttg.memdesc<128x32xf16, ...>
@@ -56,7 +59,9 @@ def _ilist(a: ArrayAttr) -> list[int]:
 class NvidiaMmaEncodingAttr(ParametrizedAttribute):
     """`#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA, instrShape}>`:
     the accumulator layout of `mma.sync` (version 2: Ampere/Ada tensor cores, 16x8 tiles
-    per warp, repeated over the tensor)."""
+    per warp, repeated over the tensor) or, with versionMajor = 3 and instrShape
+    [16, N, K], of `wgmma` (Hopper: each warp of a warpgroup holds 16 rows of the
+    warpgroup's 64 x N tile; warps M-first)."""
 
     name = "ttg.nvidia_mma"
 
@@ -101,9 +106,18 @@ class NvidiaMmaEncodingAttr(ParametrizedAttribute):
         return [1] * (self.rank - 1) + [2]  # c0, c1 are neighbours along N
 
     def verify(self) -> None:
-        if self.versionMajor != 2:
-            raise VerifyException("#ttg.nvidia_mma: only versionMajor = 2 (mma.sync) is supported")
-        if self.rank not in (2, 3) or len(self.instrShape) != 2:
+        if self.versionMajor not in (2, 3):
+            raise VerifyException(
+                "#ttg.nvidia_mma: versionMajor 2 (mma.sync) or 3 (wgmma) is supported"
+            )
+        if self.versionMajor == 3:
+            wpc = self.warpsPerCTA
+            if self.rank != 2 or len(self.instrShape) != 3 or wpc[0] % 4:
+                raise VerifyException(
+                    "#ttg.nvidia_mma version 3: warpsPerCTA [4k, n] (whole warpgroups along "
+                    "M), instrShape [16, N, K]"
+                )
+        elif self.rank not in (2, 3) or len(self.instrShape) != 2:
             raise VerifyException("#ttg.nvidia_mma: warpsPerCTA of rank 2 or 3, instrShape [m, n]")
 
     @classmethod
@@ -275,6 +289,69 @@ class SwizzledSharedEncodingAttr(ParametrizedAttribute):
 
 
 @irdl_attr_definition
+class NVMMASharedEncodingAttr(ParametrizedAttribute):
+    """`#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>`:
+    a tile in the layout the tensor cores' matrix descriptors read (wgmma operands).
+    Contiguous along the last dim (`transposed`: the first), cut into slabs of
+    `swizzlingByteWidth` bytes along it; a slab is all rows of that width, one after the
+    other, with 16-byte chunks of row r moved to chunk `c ^ (r / perPhase) % maxPhase` (the
+    hardware's 128 / 64 / 32-byte swizzle). Index maths: `tritium.ir.shared_layout`."""
+
+    name = "ttg.nvmma_shared"
+
+    swizzle_attr: IntAttr
+    transposed_attr: IntAttr
+    element_bits: IntAttr
+
+    def __init__(self, swizzle: int, transposed: bool, element_bits: int):
+        super().__init__(IntAttr(swizzle), IntAttr(int(transposed)), IntAttr(element_bits))
+
+    @property
+    def swizzlingByteWidth(self) -> int:
+        return self.swizzle_attr.data
+
+    @property
+    def transposed(self) -> bool:
+        return bool(self.transposed_attr.data)
+
+    @property
+    def elementBitWidth(self) -> int:
+        return self.element_bits.data
+
+    @property
+    def order(self) -> list[int]:
+        return [0, 1] if self.transposed else [1, 0]
+
+    def verify(self) -> None:
+        if self.swizzlingByteWidth not in (32, 64, 128):
+            raise VerifyException("#ttg.nvmma_shared: swizzlingByteWidth is 32, 64 or 128")
+        if self.elementBitWidth not in (8, 16, 32):
+            raise VerifyException("#ttg.nvmma_shared: elementBitWidth is 8, 16 or 32")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        num = lambda: parser.parse_integer(allow_boolean=False)  # noqa: E731
+        flag = lambda: parser.parse_boolean()  # noqa: E731
+        lst = lambda: _parse_int_list(parser)  # noqa: E731
+        fields = {"swizzlingByteWidth": num, "transposed": flag, "elementBitWidth": num}
+        fields |= {"fp4Padded": flag, "rank": num} | {k: lst for k in _CTA_FIELDS}
+        f = _parse_struct(parser, fields)
+        if "swizzlingByteWidth" not in f or "elementBitWidth" not in f:
+            parser.raise_error("#ttg.nvmma_shared needs swizzlingByteWidth and elementBitWidth")
+        return (
+            IntAttr(f["swizzlingByteWidth"]),
+            IntAttr(int(f.get("transposed", False))),
+            IntAttr(f["elementBitWidth"]),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(
+            f"<{{swizzlingByteWidth = {self.swizzlingByteWidth}, transposed = "
+            f"{'true' if self.transposed else 'false'}, elementBitWidth = {self.elementBitWidth}}}>"
+        )
+
+
+@irdl_attr_definition
 class SharedMemorySpaceAttr(ParametrizedAttribute):
     """`#ttg.shared_memory`: the memory space of a `!ttg.memdesc`."""
 
@@ -389,6 +466,7 @@ ATTRS: list[type[Attribute]] = [
     NvidiaMmaEncodingAttr,
     DotOperandEncodingAttr,
     SwizzledSharedEncodingAttr,
+    NVMMASharedEncodingAttr,
     SharedMemorySpaceAttr,
     MemDescType,
     AsyncTokenType,
@@ -405,6 +483,7 @@ def _register() -> None:
 
     register_alias_prefix(NvidiaMmaEncodingAttr, "mma")
     register_alias_prefix(SwizzledSharedEncodingAttr, "shared")
+    register_alias_prefix(NVMMASharedEncodingAttr, "shared")
     register_alias_prefix(SharedMemorySpaceAttr, "smem")
 
 
@@ -413,6 +492,11 @@ _register()
 
 def is_mma(attr: Attribute | None) -> bool:
     return isinstance(attr, NvidiaMmaEncodingAttr)
+
+
+def is_mma_v3(attr: Attribute | None) -> bool:
+    """A wgmma accumulator layout (`#ttg.nvidia_mma<{versionMajor = 3, ...}>`)."""
+    return isinstance(attr, NvidiaMmaEncodingAttr) and attr.versionMajor == 3
 
 
 def is_dot_operand(attr: Attribute | None) -> bool:
@@ -427,6 +511,7 @@ def is_mma_to_dot_shortcut(src: Attribute, dst: Attribute, elem_bits: int) -> bo
     (A's layout repeats across such warps; the accumulator's does not)."""
     return (
         isinstance(src, NvidiaMmaEncodingAttr)
+        and src.versionMajor == 2
         and isinstance(dst, DotOperandEncodingAttr)
         and dst.opIdx == 0
         and dst.parent == src
@@ -441,11 +526,13 @@ __all__ = [
     "AsyncTokenType",
     "DotOperandEncodingAttr",
     "MemDescType",
+    "NVMMASharedEncodingAttr",
     "NvidiaMmaEncodingAttr",
     "SharedMemorySpaceAttr",
     "SwizzledSharedEncodingAttr",
     "is_dot_operand",
     "is_mma",
+    "is_mma_v3",
     "is_mma_to_dot_shortcut",
     "memdesc_bytes",
 ]

@@ -30,11 +30,27 @@ else puts all warps along the longer of M and N; a batched dot along the batch. 
 dots of attention share one #mma with warps along M only, and P = softmax(Q K^T) reaches
 P @ V in registers (optimize-dot-operands leaves that conversion alone).
 kWidth is 32 / element bits: 2 for fp16 / bf16 (m16n8k16), 1 for tf32 (m16n8k8), 4 for
-int8 / fp8 (m16n8k32). Unlike upstream, which upcasts fp8 to fp16 for mma v2 on any target
+int8 / fp8 (m16n8k32).
+
+On sm_90a (`mma_v3=True`: Options.arch "sm_90a"), a dot wgmma can run goes to
+`#ttg.nvidia_mma` version 3 instead (upstream's mma v3), its operands staged in
+`#ttg.nvmma_shared` tiles (shared_layout.operand_shared_encoding) that the wgmma-pipeline
+pass hands to `ttng.warp_group_dot`:
+
+    #mma = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], instrShape = [16, 128, 16]}>
+    %a1 = ttg.convert_layout %a : ... -> tensor<128x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
+
+Eligible (`mma_v3_shape`, conservative): fp16 / bf16 operands with fp32 accumulators, a
+2D dot chained to no other dot, num_warps a multiple of 4, M a multiple of 64, N of 16,
+K of 16. instrShape is upstream's `mmaVersionToInstrShape` (the largest N <= 256 dividing
+N that leaves each warpgroup's share of N whole), warpsPerCTA upstream's
+`warpsPerTileV3` (warpgroups along M while M has 16 rows per warp left, then along N). Unlike upstream, which upcasts fp8 to fp16 for mma v2 on any target
 but sm_89, tritium keeps fp8 on the fp8 tensor cores on sm_90 too (mma.sync has them there).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
@@ -93,6 +109,36 @@ def mma_k_width(dot: tt.DotOp, capability: int) -> int | None:
     if m % 16 or n % 8 or k % instr_k:
         return None
     return k_width
+
+
+def mma_v3_shape(dot: tt.DotOp, num_warps: int) -> tuple[list[int], list[int]] | None:
+    """(warpsPerCTA, instrShape) of the wgmma layout for this dot, or None (mma.sync)."""
+    a, c = element_type(dot.a.type), element_type(dot.c.type)
+    if not (
+        isinstance(c, Float32Type)
+        and isinstance(a, Float16Type | BFloat16Type)
+        and element_type(dot.b.type) == a
+    ):
+        return None
+    shape_a, shape_b = shape_of(dot.a.type), shape_of(dot.b.type)
+    if len(shape_a) != 2 or num_warps % 4 or _chained_dots(dot):
+        return None
+    (m, k), n = shape_a, shape_b[1]
+    if m % 64 or n % 16 or k % 16:
+        return None
+    n_warps = max(1, num_warps // max(1, m // 16))
+    instr_n = 256
+    while instr_n > 8 and (n % instr_n or instr_n > max(8, n // n_warps)):
+        instr_n //= 2
+    wpc = [4, 1]
+    while wpc[0] * wpc[1] < num_warps:
+        if m > 16 * wpc[0]:
+            wpc[0] *= 2
+        else:
+            wpc[1] *= 2
+    if 16 * wpc[0] > m or instr_n * wpc[1] > n:
+        return None
+    return wpc, [16, instr_n, 16]
 
 
 def _chained_dots(dot: tt.DotOp) -> list[tt.DotOp]:
@@ -154,9 +200,14 @@ def _convert(before: Operation, v: SSAValue, layout: Attribute) -> SSAValue:
     return insert_before(before, ConvertLayoutOp(v, with_encoding(v.type, layout))).result
 
 
-def _to_mma(dot: tt.DotOp, k_width: int, num_warps: int) -> None:
+def _to_mma(
+    dot: tt.DotOp, k_width: int, num_warps: int, v3: tuple[list[int], list[int]] | None = None
+) -> None:
     shape = shape_of(dot.d.type)
-    mma = NvidiaMmaEncodingAttr(warps_per_tile(dot, shape, num_warps))
+    if v3 is not None:
+        mma = NvidiaMmaEncodingAttr(v3[0], v3[1], version_major=3)
+    else:
+        mma = NvidiaMmaEncodingAttr(warps_per_tile(dot, shape, num_warps))
     a = _convert(dot, dot.a, DotOperandEncodingAttr(0, mma, k_width))
     b = _convert(dot, dot.b, DotOperandEncodingAttr(1, mma, k_width))
     c = _convert(dot, dot.c, mma)
@@ -182,24 +233,35 @@ def _to_fma(dot: tt.DotOp) -> None:
         dot.operands[i] = v
 
 
-def accelerate_matmul(module: ModuleOp) -> None:
+def accelerate_matmul(module: ModuleOp, mma_v3: bool = False) -> None:
+    """`mma_v3`: the target is sm_90a, so eligible dots go to wgmma (the module docstring)."""
     capability = compute_capability(module)
     num_warps = num_warps_of(module)
     for dot in [op for op in module.walk() if isinstance(op, tt.DotOp)]:
         if not isinstance(encoding_of(dot.d.type), BlockedEncodingAttr):
             continue  # already on mma (upstream TTGIR) or not TTGIR
         k_width = mma_k_width(dot, capability)
+        v3 = mma_v3_shape(dot, num_warps) if mma_v3 and capability >= 90 else None
         if k_width is not None:
-            _to_mma(dot, k_width, num_warps)
+            _to_mma(dot, k_width, num_warps, v3)
         else:
             _to_fma(dot)
 
 
+@dataclass(frozen=True)
 class AccelerateMatmulPass(ModulePass):
     name = "accelerate-matmul"
 
+    mma_v3: bool = False
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        accelerate_matmul(op)
+        accelerate_matmul(op, self.mma_v3)
 
 
-__all__ = ["AccelerateMatmulPass", "accelerate_matmul", "mma_k_width", "warps_per_tile"]
+__all__ = [
+    "AccelerateMatmulPass",
+    "accelerate_matmul",
+    "mma_k_width",
+    "mma_v3_shape",
+    "warps_per_tile",
+]

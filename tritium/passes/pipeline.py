@@ -48,6 +48,7 @@ from tritium.passes.reorder_broadcast import ReorderBroadcastPass
 from tritium.passes.rewrite_tensor_pointer import RewriteTensorPointerPass
 from tritium.passes.software_pipeliner import SoftwarePipelinePass
 from tritium.passes.verify import verify_ttgir_layouts
+from tritium.passes.wgmma_pipeline import WgmmaPipelinePass
 
 TTIR_PASSES: tuple[str, ...] = (
     "rewrite-tensor-pointer",
@@ -70,6 +71,7 @@ TTGIR_PASSES: tuple[str, ...] = (
     "dce",
     "pipeline",
     "optimize-dot-operands",
+    "wgmma-pipeline",
     "allocate-shared-memory",
     "membar",
 )
@@ -96,9 +98,9 @@ def make_pass(name: str, options: Options) -> ModulePass:
         "coalesce": CoalescePass,
         "remove-layout-conversions": RemoveLayoutConversionsPass,
         "allocate-shared-memory": AllocateSharedMemoryPass,
-        "accelerate-matmul": AccelerateMatmulPass,
         "optimize-dot-operands": OptimizeDotOperandsPass,
         "membar": MembarPass,
+        "wgmma-pipeline": WgmmaPipelinePass,
     }
     if name in simple:
         return simple[name]()
@@ -111,6 +113,8 @@ def make_pass(name: str, options: Options) -> ModulePass:
         )
     if name == "pipeline":
         return SoftwarePipelinePass(num_stages=options.num_stages)
+    if name == "accelerate-matmul":
+        return AccelerateMatmulPass(mma_v3=options.mma_v3)
     raise KeyError(f"no pass named {name!r}")
 
 

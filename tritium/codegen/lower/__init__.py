@@ -11,6 +11,7 @@ from tritium.codegen.lower import (  # noqa: F401  (registration by import)
     control_flow,
     convert_layout,
     dot,
+    dot_wgmma,
     elementwise,
     gather,
     histogram,

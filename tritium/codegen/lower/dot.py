@@ -39,6 +39,8 @@ def dot(ctx: FunctionLowering, op: Operation) -> None:
             )
     if encoding_of(op.c.type) != parent:
         raise unsupported(op, "the accumulator must be in the result's layout")
+    if isinstance(parent, NvidiaMmaEncodingAttr) and parent.versionMajor == 3:
+        raise unsupported(op, "a dot on wgmma's layout is a ttng.warp_group_dot (run wgmma-pipeline)")
     if isinstance(parent, NvidiaMmaEncodingAttr):
         lower_mma_dot(ctx, op)
     elif isinstance(parent, BlockedEncodingAttr):

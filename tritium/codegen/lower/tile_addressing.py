@@ -71,6 +71,10 @@ class TileAddressing:
             phase = b.and_(b.lshr(r, const(_log2(t.per_phase))), const(t.max_phase - 1))
             moved = b.shl(phase, const(_log2(t.vec)))
             col = moved if col is None else b.xor(col, moved)
+        if t.slab and not zero(c) and t.slab < t.shape[t.order[0]]:
+            # nvmma slabs: column bits above the slab's width select the slab
+            slab = b.and_(c, const(~(t.slab - 1) & 0xFFFFFFFF))
+            col = b.add(b.xor(col, slab), b.mul(slab, const(t.shape[t.order[1]])))
         off = None if zero(r) else b.mul(r, const(t.row_length))
         if col is not None:
             off = col if off is None else b.add(off, col)

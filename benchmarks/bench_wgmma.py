@@ -1,0 +1,94 @@
+"""fp16 GEMM 4096^3 on a Hopper GPU: tritium on wgmma (sm_90a, its default there) against
+tritium on mma.sync (DISABLE_MMA_V3=1), upstream Triton at its defaults (wgmma) and cuBLAS
+(torch), the same kernel source (examples/matmul_fp16_grouped.py) for both Triton sides.
+
+    python3 benchmarks/bench_wgmma.py [--size 4096]
+
+Each Triton side reports its best of the configurations below; every result is checked
+against torch's fp32 product first. Prints a markdown table (benchmarks/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "examples")]
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages)
+CONFIGS = ((128, 128, 64, 8, 8, 3), (128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 3),
+           (128, 128, 32, 8, 4, 4), (128, 256, 32, 8, 8, 4))  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=4096)
+    size = ap.parse_args().size
+    import torch
+    import upstream_kernels
+    from matmul_fp16_grouped import matmul_fp16_grouped_kernel
+    from triton.testing import do_bench
+
+    a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    ref = a.float() @ b.float()
+    flops = 2.0 * size**3
+
+    def launcher(kern, cfg, out):
+        bm, bn, bk, group, warps, stages = cfg
+        grid = ((size // bm) * (size // bn),)
+        return lambda: kern[grid](a, b, out, size, size, size, size, 1, size, 1, size, 1,
+                                  BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group,
+                                  num_warps=warps, num_stages=stages)  # fmt: skip
+
+    def best(make_kernel, env: dict) -> tuple[float, str]:
+        results = []
+        for cfg in CONFIGS:
+            old = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            try:
+                out = torch.empty(size, size, device="cuda", dtype=torch.float16)
+                run = launcher(make_kernel(), cfg, out)
+                run()
+                torch.cuda.synchronize()
+                err = ((out.float() - ref).norm() / ref.norm()).item()
+                if err > 1e-2:
+                    results.append((0.0, f"{cfg}: WRONG (rel. error {err:.3g})"))
+                    continue
+                ms = do_bench(run)
+                results.append((flops / ms * 1e-9, "x".join(map(str, cfg[:3])) + f"/{cfg[4]}w/{cfg[5]}s"))
+            except Exception as e:  # noqa: BLE001  (a config that does not fit: say so)
+                results.append((0.0, f"{cfg}: {type(e).__name__}: {str(e)[:120]}"))
+            finally:
+                for k, v in old.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+        for tf, what in results:
+            print(f"  {tf:8.1f}  {what}", file=sys.stderr)
+        return max(results)
+
+    import tritium
+
+    def fresh_tritium():  # a new JITFunction: DISABLE_MMA_V3 is read when a kernel compiles
+        return tritium.jit(matmul_fp16_grouped_kernel.fn)
+
+    up = best(lambda: upstream_kernels.fresh("matmul_fp16_grouped_kernel"), {})
+    wg = best(fresh_tritium, {})
+    ms = do_bench(lambda: a @ b)
+    cublas = flops / ms * 1e-9
+    v2 = best(fresh_tritium, {"DISABLE_MMA_V3": "1"})
+    print("| benchmark | size | tritium (wgmma) | tritium (mma.sync) | upstream (default) | "
+          "cuBLAS | tritium/upstream | note |")
+    print("|---|---|---|---|---|---|---|---|")
+    print(f"| grouped matmul fp16 | {size}^3 | {wg[0]:.1f} | {v2[0]:.1f} | {up[0]:.1f} | "
+          f"{cublas:.1f} | {wg[0] / up[0]:.2f}x | best: tritium {wg[1]}, mma.sync {v2[1]}, "
+          f"upstream {up[1]} |")
+
+
+if __name__ == "__main__":
+    main()

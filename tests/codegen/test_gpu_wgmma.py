@@ -1,0 +1,76 @@
+"""On a Hopper GPU (`-m gpu`, compute capability 9.0): `tl.dot` on wgmma (sm_90a, the
+JIT's default there) against float64 numpy: fp16 / bf16 operands, odd sizes (every mask
+edge), both storage orders of each operand (strides), several tile configurations,
+pipelined (cp.async rings) and not (num_stages 1: tiles stored by the threads, then
+fence.proxy.async), the accumulator carried across the K loop. Each case also checks that
+its PTX is the wgmma path (and, with DISABLE_MMA_V3=1, the mma.sync one)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.codegen.dot_kernels import inputs, reference, relative_error, run_matmul, tolerance
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True)
+def _hopper(monkeypatch):
+    from tritium.runtime.driver import current_arch
+
+    if current_arch() != "sm_90":
+        pytest.skip("wgmma needs a Hopper GPU (sm_90)")
+    monkeypatch.delenv("TRITIUM_INTERPRET", raising=False)
+    monkeypatch.delenv("DISABLE_MMA_V3", raising=False)
+    monkeypatch.delenv("TRITIUM_DISABLE_MMA_V3", raising=False)
+
+
+# (kind, (BLOCK_M, BLOCK_N, BLOCK_K), num_warps, num_stages)
+CONFIGS = [
+    ("fp16", (128, 128, 64), 8, 3),
+    ("fp16", (64, 64, 32), 4, 3),
+    ("fp16", (128, 64, 32), 4, 2),
+    ("fp16", (64, 128, 64), 8, 3),  # two warpgroups along N
+    ("fp16", (128, 256, 64), 8, 3),  # n256
+    ("fp16", (64, 32, 16), 4, 1),  # not pipelined: st.shared + fence.proxy.async
+    ("bf16", (128, 128, 64), 8, 3),
+    ("bf16", (64, 64, 16), 4, 4),
+]
+ORDERS = [("row", "row"), ("row", "col"), ("col", "row"), ("col", "col")]
+
+
+def _check(kind, block, warps, stages, a_order, b_order, M, N, K, seed=0):
+    rng = np.random.default_rng(seed)
+    a, b = inputs(rng, M, N, K, kind)
+    compiled: list = []
+    c = run_matmul(a, b, kind, "tf32", a_order, b_order, block, warps, stages, False, compiled)
+    err = relative_error(c, reference(a, b, kind, "tf32"))
+    return err, compiled[0].asm["ptx"]
+
+
+@pytest.mark.parametrize("kind,block,warps,stages", CONFIGS)
+@pytest.mark.parametrize("a_order,b_order", ORDERS)
+def test_wgmma_matches_numpy(kind, block, warps, stages, a_order, b_order):
+    M, N, K = 272, 208, 240  # multiples of 16 (16-byte copies) but of no block
+    err, ptx = _check(kind, block, warps, stages, a_order, b_order, M, N, K, seed=block[0] + warps)
+    assert ".target sm_90a" in ptx and "wgmma.mma_async" in ptx and "mma.sync" not in ptx
+    assert err <= tolerance(kind, "tf32"), err
+
+
+@pytest.mark.parametrize("M,N,K", [(193, 161, 250), (64, 16, 16), (70, 33, 17), (300, 260, 1000)])
+def test_wgmma_odd_sizes(M, N, K):
+    """Sizes that are multiples of nothing: element-wise copies, masks on every edge, a
+    long K loop."""
+    err, ptx = _check("fp16", (64, 64, 32), 4, 3, "row", "row", M, N, K, seed=M)
+    assert "wgmma.mma_async" in ptx
+    assert err <= tolerance("fp16", "tf32"), err
+
+
+def test_disable_mma_v3_keeps_mma_sync(monkeypatch):
+    """(A configuration no other test here launches: the variable is read when a kernel
+    compiles, and a JITFunction keeps the kernels it compiled for its launches' keys.)"""
+    monkeypatch.setenv("DISABLE_MMA_V3", "1")
+    err, ptx = _check("fp16", (64, 32, 32), 4, 2, "row", "col", 128, 96, 64)
+    assert ".target sm_90\n" in ptx and "mma.sync" in ptx and "wgmma" not in ptx
+    assert err <= tolerance("fp16", "tf32"), err

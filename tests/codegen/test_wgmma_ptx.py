@@ -1,0 +1,134 @@
+"""sm_90a: tl.dot on wgmma compiles to PTX that `ptxas -arch=sm_90a` accepts without local
+memory, with the wgmma instruction sequence (fence, mma_async per K step, commit, wait)
+and descriptors; its TTGIR reads as upstream's Hopper TTGIR (nvidia_mma version 3,
+nvmma_shared tiles, ttng.warp_group_dot / warp_group_dot_wait); ineligible dots and
+other targets keep mma.sync."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import tritium
+from tests.codegen.dot_kernels import matmul_kernel
+from tests.codegen.test_dot_ptx import signature
+from tritium.codegen import tools
+from tritium.ir.parser import parse_module
+from tritium.ir.printer import print_ir
+
+
+def compile_dot(kind, a_order, b_order, block, warps, stages, arch="sm_90a", stop="ptx"):
+    consts = dict(BLOCK_M=block[0], BLOCK_N=block[1], BLOCK_K=block[2], PRECISION="tf32",
+                  OUT_F16=False, BF16=kind == "bf16")  # fmt: skip
+    return tritium.compile(matmul_kernel, signature=signature(kind, a_order, b_order),
+                           constexprs=consts, num_warps=warps, num_stages=stages, arch=arch,
+                           stop=stop)  # fmt: skip
+
+
+CASES = [
+    # kind, orders, block, warps, stages, instruction, per K step of a tile
+    ("fp16", ("row", "row"), (128, 128, 64), 8, 3, "m64n128k16.f32.f16.f16", 4),
+    ("fp16", ("col", "col"), (64, 64, 32), 4, 3, "m64n64k16.f32.f16.f16", 2),
+    ("fp16", ("row", "col"), (64, 128, 64), 8, 3, "m64n64k16.f32.f16.f16", 4),
+    ("fp16", ("row", "row"), (128, 256, 64), 8, 3, "m64n256k16.f32.f16.f16", 4),
+    ("bf16", ("col", "row"), (128, 64, 32), 4, 2, "m64n64k16.f32.bf16.bf16", 4),
+    ("fp16", ("row", "row"), (64, 32, 16), 4, 1, "m64n32k16.f32.f16.f16", 1),
+]
+
+
+@pytest.mark.parametrize("kind,orders,block,warps,stages,instr,count", CASES)
+def test_wgmma_ptx_assembles(kind, orders, block, warps, stages, instr, count, ptxas):
+    ptx = compile_dot(kind, *orders, block, warps, stages).asm["ptx"]
+    assert ".target sm_90a" in ptx and "mma.sync" not in ptx and "ldmatrix" not in ptx
+    assert len(re.findall(rf"wgmma\.mma_async\.sync\.aligned\.{instr} ", ptx)) == count
+    for step in ("wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned",
+                 "wgmma.wait_group.sync.aligned 0"):  # fmt: skip
+        assert step in ptx
+    assert ("fence.proxy.async.shared::cta" in ptx) == (stages == 1)  # st.shared-filled tiles
+    usage = tools.ptxas_usage(ptx, "sm_90a")
+    assert usage["local"] == 0 and usage["stack_frame"] == 0, usage["log"]
+    assert usage["spill_stores"] == 0 and usage["spill_loads"] == 0, usage["log"]
+
+
+def test_ttgir_reads_as_upstreams():
+    ttgir = compile_dot("fp16", "row", "row", (128, 128, 64), 8, 3, stop="ttgir").asm["ttgir"]
+    for line in (
+        "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], "
+        "instrShape = [16, 128, 16]}>",
+        "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>",
+        "!ttg.memdesc<3x128x64xf16, #shared, #smem, mutable>",
+        "{inputPrecision = 0 : i32, isAsync = true} : !ttg.memdesc<128x64xf16, #shared, #smem, "
+        "mutable> * !ttg.memdesc<64x128xf16, #shared, #smem, mutable> -> tensor<128x128xf32, #mma>",
+        "{pendings = 0 : i32} : tensor<128x128xf32, #mma>, !ttg.memdesc<128x64xf16",
+    ):
+        assert line in ttgir, line
+    text = print_ir(parse_module(ttgir))  # tritium reads its own TTGIR back
+    assert print_ir(parse_module(text)) == text
+
+
+UPSTREAM_HOPPER = """\
+#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>
+#mma = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], instrShape = [16, 128, 16]}>
+#shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
+#shared1 = #ttg.nvmma_shared<{swizzlingByteWidth = 64, transposed = true, elementBitWidth = 8}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 8 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%a: !ttg.memdesc<128x64xf16, #shared, #smem, mutable>, %b: !ttg.memdesc<64x128xf16, #shared, #smem, mutable>, %c: tensor<128x128xf32, #mma>, %x: tensor<64x128xi8, #blocked>) attributes {noinline = false} {
+    %y = ttg.local_alloc %x : (tensor<64x128xi8, #blocked>) -> !ttg.memdesc<64x128xi8, #shared1, #smem>
+    ttng.fence_async_shared {bCluster = false}
+    %d = ttng.warp_group_dot %a, %b, %c {inputPrecision = 0 : i32, isAsync = true} : !ttg.memdesc<128x64xf16, #shared, #smem, mutable> * !ttg.memdesc<64x128xf16, #shared, #smem, mutable> -> tensor<128x128xf32, #mma>
+    %r:3 = ttng.warp_group_dot_wait %d, %a, %b {pendings = 1 : i32} : tensor<128x128xf32, #mma>, !ttg.memdesc<128x64xf16, #shared, #smem, mutable>, !ttg.memdesc<64x128xf16, #shared, #smem, mutable>
+    tt.return
+  }
+}
+"""
+
+
+def test_upstreams_hopper_ttgir_parses_and_round_trips():
+    """Lines of upstream 3.6's TTGIR for the H100 (its matmul and an int8 dot)."""
+    m = parse_module(UPSTREAM_HOPPER)
+    m.verify()
+    text = print_ir(m)
+    assert print_ir(parse_module(text)) == text
+    assert "ttng.warp_group_dot_wait %d, %a, %b {pendings = 1 : i32}" in text
+
+
+@pytest.mark.parametrize(
+    "kind,block,warps,arch",
+    [("fp16", (64, 64, 32), 2, "sm_90a"),  # fewer warps than a warpgroup
+     ("fp16", (32, 64, 32), 4, "sm_90a"),  # M below 64
+     ("fp32", (64, 64, 32), 4, "sm_90a"),  # tf32: not on wgmma yet
+     ("fp16", (64, 64, 32), 4, "sm_90")],  # sm_90 without the "a": mma.sync
+)  # fmt: skip
+def test_ineligible_dots_keep_mma_sync(kind, block, warps, arch, ptxas):
+    ptx = compile_dot(kind, "row", "row", block, warps, 3, arch=arch).asm["ptx"]
+    assert f".target {arch}\n" in ptx and "mma.sync" in ptx and "wgmma" not in ptx
+    assert tools.ptxas(ptx, arch)[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("swizzle,shape,transposed", [(128, (64, 128), False), (64, (32, 64), True),
+                                                      (32, (16, 64), False)])  # fmt: skip
+def test_nvmma_tile_offsets_and_descriptor(swizzle, shape, transposed):
+    """The nvmma tile (fp16) as the docstring states it: slabs of swizzle-wide rows, 16-byte
+    chunks XORed with (row / perPhase) % maxPhase, every element at a distinct offset; the
+    descriptor's constant fields (slab stride, 8-row stride, swizzle mode)."""
+    from tritium.codegen.lower.dot_wgmma import descriptor_bits
+    from tritium.ir.shared_layout import nvmma_tile
+    from tritium.ir.ttg_mma import NVMMASharedEncodingAttr
+
+    tile = nvmma_tile(NVMMASharedEncodingAttr(swizzle, transposed, 16), shape)
+    width, phases = swizzle // 2, swizzle // 16
+    rows = shape[1] if transposed else shape[0]
+    seen = set()
+    for i in range(shape[0]):
+        for j in range(shape[1]):
+            r, c = (j, i) if transposed else (i, j)
+            chunk = (c % width) // 8 ^ (r // (8 // phases)) % phases
+            want = (c // width) * rows * width + r * width + chunk * 8 + c % 8
+            assert tile.offset((i, j)) == want == tile.offset_of_bits((i, j))
+            seen.add(want)
+    assert len(seen) == shape[0] * shape[1]
+    bits = descriptor_bits(tile, 2)
+    mode = {128: 1, 64: 2, 32: 3}[swizzle]
+    assert bits == (rows * swizzle >> 4) << 16 | (8 * swizzle >> 4) << 32 | mode << 62

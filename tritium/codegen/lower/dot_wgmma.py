@@ -1,0 +1,188 @@
+"""Hopper's warpgroup MMA: `ttng.warp_group_dot` -> `wgmma.mma_async`, operands read by
+the tensor cores from `#ttg.nvmma_shared` tiles through matrix descriptors;
+`ttng.warp_group_dot_wait` -> `wgmma.wait_group`; `ttng.fence_async_shared` ->
+`fence.proxy.async.shared::cta`.
+
+    %d = ttng.warp_group_dot %a, %b, %c {isAsync = true} : !ttg.memdesc<128x64xf16, #shared, ...>
+           * !ttg.memdesc<64x128xf16, #shared, ...> -> tensor<128x128xf32, #mma>   (8 warps)
+      -> wgmma.fence.sync.aligned;
+         4 x wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {64 x f32}, descA, descB, p, 1, 1, 0, 1;
+         wgmma.commit_group.sync.aligned;
+    ttng.warp_group_dot_wait %d, ... {pendings = 0 : i32}
+      -> wgmma.wait_group.sync.aligned 0;   (the accumulators pass through it: later uses
+                                             read them after the wait)
+
+Each warpgroup (4 consecutive warps, `#ttg.nvidia_mma` version 3: warps M-first) computes
+64 x N tiles: for every repetition of the layout's CTA tile over the result, for every K
+step of the instruction, one wgmma whose accumulator fragment is, per warp, the 16 x N
+slice of registers d[i] at (8 * (i / 2 % 2), 8 * (i / 4) + i % 2) from the instruction's
+origin (the accumulator layout's register bases, tritium.ir.layouts).
+
+A matrix descriptor (64 bits) names a tile in shared memory: bits 0-13 the start address
+/ 16, 16-29 the leading byte offset / 16 (from one swizzle-wide slab to the next: rows *
+swizzle bytes), 32-45 the stride byte offset / 16 (from one 8-row group to the next:
+8 * swizzle bytes), 62-63 the swizzle (1: 128 bytes, 2: 64, 3: 32). The start of an
+instruction's operand is the tile's offset of its first element (rows a multiple of 8, so
+no swizzle phase; the hardware swizzles the addresses it forms, which is why nvmma tiles
+are 1024-byte aligned: analysis/allocation.py). `transposed` tiles (the first dim
+contiguous) set the instruction's transpose bit for A; B's bit is set when its tile is
+*not* transposed (N contiguous), as wgmma's B is K-major by default.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType
+from xdsl.ir import Operation
+
+from tritium.analysis.shared_bytes import element_bytes
+from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
+from tritium.codegen.lower.registers import register_index
+from tritium.codegen.lower.shared import smem_base
+from tritium.codegen.lower.types import f32, i32
+from tritium.ir.shared_layout import SharedTile, memdesc_tile
+from tritium.ir.types import element_type, encoding_of, shape_of
+
+i64 = ir.IntType(64)
+# operand element type -> PTX type (instruction K = 256 bits / element bits)
+_KINDS = {Float16Type: "f16", BFloat16Type: "bf16"}
+_SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def descriptor_bits(tile: SharedTile, elem_bytes: int) -> int:
+    """The descriptor's constant fields (everything but the start address) for a tile."""
+    swizzle = tile.row_length * elem_bytes
+    lead = tile.slab_size * elem_bytes >> 4
+    stride = 8 * swizzle >> 4
+    return (lead << 16) | (stride << 32) | (_SWIZZLE_MODE[swizzle] << 62)
+
+
+def _dyn_offset(ctx: FunctionLowering, tile: SharedTile, dim: int, value: ir.Value) -> ir.Value:
+    """Element offset of coordinate `value` along `dim` of the tile (`value` a multiple of 8
+    when `dim` holds rows, so no swizzle phase; the entry block)."""
+    b = ctx.threads.entry_builder
+    e = tile.row_length
+    if dim == tile.order[1]:
+        return b.shl(value, ir.Constant(i32, _log2(e)))
+    slab = b.lshr(value, ir.Constant(i32, _log2(e)))
+    within = b.and_(value, ir.Constant(i32, e - 1))
+    return b.add(b.shl(slab, ir.Constant(i32, _log2(tile.slab_size))), within)
+
+
+class _Descriptors:
+    """The descriptors of one operand tile: `at(coord)` for the instruction whose first
+    element is this thread's warpgroup origin (`dyn`, per dim) plus `coord`."""
+
+    def __init__(self, ctx: FunctionLowering, mem, dyn: tuple[ir.Value | None, ir.Value | None]):
+        self.ctx, self.tile = ctx, memdesc_tile(mem.type)
+        self.elem = element_bytes(mem.type.element_type)
+        b = ctx.builder
+        start = b.add(b.ptrtoint(smem_base(ctx), i32), ctx.get1(mem))  # the tile's address
+        for d, v in enumerate(dyn):
+            if v is not None:
+                off = _dyn_offset(ctx, self.tile, d, v)
+                start = b.add(start, b.shl(off, ir.Constant(i32, _log2(self.elem))))
+        self.start = start
+        self.bits = descriptor_bits(self.tile, self.elem)
+        self.memo: dict[tuple[int, int], ir.Value] = {}
+
+    def at(self, coord: tuple[int, int]) -> ir.Value:
+        if coord not in self.memo:
+            b = self.ctx.builder
+            addr = b.add(self.start, ir.Constant(i32, self.tile.offset(coord) * self.elem))
+            field = b.zext(b.lshr(b.and_(addr, ir.Constant(i32, 0x3FFFF)), ir.Constant(i32, 4)), i64)
+            self.memo[coord] = b.or_(field, ir.Constant(i64, self.bits))
+        return self.memo[coord]
+
+
+def _asm(ctx: FunctionLowering, text: str) -> None:
+    ctx.builder.asm(ir.FunctionType(ir.VoidType(), []), text, "~{memory}", [], side_effect=True)
+
+
+@lowers("ttng.warp_group_dot")
+def warp_group_dot(ctx: FunctionLowering, op: Operation) -> None:
+    ea, eb, ec = op.a.type.element_type, op.b.type.element_type, element_type(op.d.type)
+    kind = _KINDS.get(type(ea))
+    if kind is None or ea != eb or not isinstance(ec, Float32Type):
+        raise unsupported(op, f"wgmma for {ea} x {eb} operands with a {ec} accumulator")
+    if op.use_c is not None:
+        raise unsupported(op, "ttng.warp_group_dot with a useC operand")
+    mma = encoding_of(op.d.type)
+    wpc, (_, instr_n, instr_k) = mma.warpsPerCTA, mma.instrShape
+    m_total, n_total = shape_of(op.d.type)
+    k_total = op.a.type.get_shape()[-1]
+    lc = ctx.layout(op.d.type)
+    b = ctx.builder
+
+    # this thread's warpgroup origin: its accumulator coordinate with the lane bits cleared
+    eb_ = ctx.threads.entry_builder
+    tm, tn = ctx.threads.thread_coords(lc)
+    wg_m = eb_.and_(tm, ir.Constant(i32, ~63 & 0xFFFFFFFF))
+    wg_n = eb_.and_(tn, ir.Constant(i32, ~(instr_n - 1) & 0xFFFFFFFF))
+    desc_a = _Descriptors(ctx, op.a, (wg_m, None))
+    desc_b = _Descriptors(ctx, op.b, (None, wg_n))
+    trans_a = int(desc_a.tile.order[0] == 0)  # M contiguous
+    trans_b = int(desc_b.tile.order[0] == 1)  # N contiguous (wgmma's B is K-major)
+
+    n_regs = instr_n // 2
+    outs = ", ".join(f"${i}" for i in range(n_regs))
+    text = (
+        f"{{ .reg .pred p; setp.ne.b32 p, ${n_regs + 2}, 0; "
+        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k{instr_k}.f32.{kind}.{kind} "
+        f"{{{outs}}}, ${n_regs}, ${n_regs + 1}, p, 1, 1, {trans_a}, {trans_b}; }}"
+    )
+    fty = ir.FunctionType(ir.LiteralStructType([f32] * n_regs), [i64, i64, i32] + [f32] * n_regs)
+    constraint = ",".join(["=f"] * n_regs + ["l", "l", "r"] + [str(i) for i in range(n_regs)])
+
+    index = register_index(lc)
+    acc = list(ctx.get(op.c))
+    frag = [(8 * (i // 2 % 2), 8 * (i // 4) + i % 2) for i in range(n_regs)]
+    _asm(ctx, "wgmma.fence.sync.aligned;")
+    one = ir.Constant(i32, 1)
+    for rm in range(0, m_total, 16 * wpc[0]):
+        for rn in range(0, n_total, instr_n * wpc[1]):
+            regs = [index[(rm + dm, rn + dn)] for dm, dn in frag]
+            for k0 in range(0, k_total, instr_k):
+                args = [desc_a.at((rm, k0)), desc_b.at((k0, rn)), one] + [acc[r] for r in regs]
+                res = b.asm(fty, text, constraint, args, side_effect=True)
+                for j, r in enumerate(regs):
+                    acc[r] = b.extract_value(res, j)
+    _asm(ctx, "wgmma.commit_group.sync.aligned;")
+    ctx.set(op.d, [acc[index[lc.register_coord(r)]] for r in range(lc.num_registers)])
+
+
+@lowers("ttng.warp_group_dot_wait")
+def warp_group_dot_wait(ctx: FunctionLowering, op: Operation) -> None:
+    """`wgmma.wait_group N` with every register of the tensor inputs tied through it."""
+    regs, where = [], []
+    for i, v in enumerate(op.inputs):
+        if isinstance(v.type, TensorType):
+            vals = ctx.get(v)
+            where.append((i, len(regs), len(vals)))
+            regs += vals
+    if regs:
+        tys = [r.type for r in regs]
+        cons = ["=f" if t == f32 else "=r" for t in tys]
+        fty = ir.FunctionType(ir.LiteralStructType(tys), tys)
+        constraint = ",".join(cons + [str(j) for j in range(len(regs))])
+        res = ctx.builder.asm(
+            fty, f"wgmma.wait_group.sync.aligned {op.pendings};", constraint, regs, side_effect=True
+        )
+        out = [ctx.builder.extract_value(res, j) for j in range(len(regs))]
+    else:
+        _asm(ctx, f"wgmma.wait_group.sync.aligned {op.pendings};")
+    for i, (v, r) in enumerate(zip(op.inputs, op.outputs, strict=True)):
+        got = next(((s, n) for j, s, n in where if j == i), None)
+        ctx.set(r, out[got[0] : got[0] + got[1]] if got else ctx.get(v))
+
+
+@lowers("ttng.fence_async_shared")
+def fence_async_shared(ctx: FunctionLowering, op: Operation) -> None:
+    _asm(ctx, "fence.proxy.async.shared::cta;")
+
+
+__all__ = ["descriptor_bits", "fence_async_shared", "warp_group_dot", "warp_group_dot_wait"]
