@@ -2,8 +2,10 @@
 JIT's default there) against float64 numpy: fp16 / bf16 operands, odd sizes (every mask
 edge), both storage orders of each operand (strides), several tile configurations,
 pipelined (cp.async rings) and not (num_stages 1: tiles stored by the threads, then
-fence.proxy.async), the accumulator carried across the K loop. Each case also checks that
-its PTX is the wgmma path (and, with DISABLE_MMA_V3=1, the mma.sync one)."""
+fence.proxy.async), the accumulator carried across the K loop with one wgmma group in
+flight (3 stages or more: `wgmma.wait_group 1` in the loop, the copies refilling the
+retired stage) or none (fewer, or TRITIUM_WGMMA_SYNC=1). Each case also checks that its
+PTX is the wgmma path (and, with DISABLE_MMA_V3=1, the mma.sync one)."""
 
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ def test_wgmma_matches_numpy(kind, block, warps, stages, a_order, b_order):
     M, N, K = 272, 208, 240  # multiples of 16 (16-byte copies) but of no block
     err, ptx = _check(kind, block, warps, stages, a_order, b_order, M, N, K, seed=block[0] + warps)
     assert ".target sm_90a" in ptx and "wgmma.mma_async" in ptx and "mma.sync" not in ptx
+    assert ("wgmma.wait_group.sync.aligned 1;" in ptx) == (stages >= 3)
     assert err <= tolerance(kind, "tf32"), err
 
 
@@ -64,6 +67,24 @@ def test_wgmma_odd_sizes(M, N, K):
     long K loop."""
     err, ptx = _check("fp16", (64, 64, 32), 4, 3, "row", "row", M, N, K, seed=M)
     assert "wgmma.mma_async" in ptx
+    assert err <= tolerance("fp16", "tf32"), err
+
+
+@pytest.mark.parametrize("block,warps,stages", [((128, 128, 64), 8, 4), ((64, 64, 32), 4, 5)])
+def test_wgmma_in_flight_long_loops(block, warps, stages):
+    """Many trips around rings of 4 and 5 stages: every stage refilled many times while
+    the wgmma of the trip before is still retiring."""
+    err, ptx = _check("fp16", block, warps, stages, "row", "col", 256, 192, 4096, seed=stages)
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx
+    assert err <= tolerance("fp16", "tf32"), err
+
+
+def test_wgmma_sync_escape_hatch(monkeypatch):
+    """TRITIUM_WGMMA_SYNC=1 waits for each wgmma (a configuration no other test here
+    launches, as below)."""
+    monkeypatch.setenv("TRITIUM_WGMMA_SYNC", "1")
+    err, ptx = _check("fp16", (64, 128, 32), 4, 3, "col", "row", 200, 160, 480)
+    assert "wgmma.mma_async" in ptx and "wgmma.wait_group.sync.aligned 1;" not in ptx
     assert err <= tolerance("fp16", "tf32"), err
 
 
