@@ -164,7 +164,7 @@ def test_upstreams_hopper_ttgir_parses_and_round_trips():
     "kind,block,warps,arch",
     [("fp16", (64, 64, 32), 2, "sm_90a"),  # fewer warps than a warpgroup
      ("fp16", (32, 64, 32), 4, "sm_90a"),  # M below 64
-     ("fp32", (64, 64, 32), 4, "sm_90a"),  # tf32: not on wgmma yet
+     ("fp32", (64, 64, 32), 4, "sm_90a"),  # tf32 with B N-major: wgmma transposes 16-bit tiles only
      ("fp16", (64, 64, 32), 4, "sm_90")],  # sm_90 without the "a": mma.sync
 )  # fmt: skip
 def test_ineligible_dots_keep_mma_sync(kind, block, warps, arch, ptxas):
