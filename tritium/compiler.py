@@ -373,8 +373,9 @@ def make_metadata(
 
 def cache_key(source: KernelSource, spec, options: Options) -> str | None:
     """The compiled-kernel cache key of `source` specialised by `spec` under `options`:
-    its code's fingerprint (KernelSource.fingerprint), the KernelSpec, the options, the
-    environment variables the passes read (TRITIUM_WGMMA_SYNC) and tritium's own source. None when something has no stable form (then it is not cached)."""
+    its code's fingerprint (KernelSource.fingerprint), the KernelSpec, the options,
+    tritium's own source and, when set, TRITIUM_WGMMA_SYNC (the wgmma-pipeline pass reads
+    it). None when something has no stable form (then it is not cached)."""
     from tritium.runtime import cache
 
     fingerprint = source.fingerprint()
@@ -387,7 +388,7 @@ def cache_key(source: KernelSource, spec, options: Options) -> str | None:
             constants={n: stable_value(v) for n, v in spec.constants.items()},
             divisible_by_16=sorted(spec.divisible_by_16),
             options=asdict(options),
-            wgmma_sync=config.wgmma_sync(),  # read by the wgmma-pipeline pass
+            **({"wgmma_sync": True} if config.wgmma_sync() else {}),  # wgmma-pipeline's
             tritium=cache.tritium_source_hash(),
         )
     except TypeError:

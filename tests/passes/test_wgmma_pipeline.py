@@ -142,6 +142,22 @@ def test_escape_hatch_restores_pendings_0(monkeypatch):
     assert wait_pendings(through(module, opts)) == [1, 0]
 
 
+def test_escape_hatch_is_part_of_the_cache_key(monkeypatch):
+    from examples.vector_add import add_kernel
+    from tritium.compiler import cache_key
+    from tritium.jit.specialize import build_spec
+    from tritium.options import Options
+
+    x = np.zeros(64, np.float32)
+    spec = build_spec(add_kernel, [x, x, x, 64, 256])
+    monkeypatch.delenv("TRITIUM_WGMMA_SYNC", raising=False)
+    default = cache_key(add_kernel, spec, Options(arch="sm_90a"))
+    monkeypatch.setenv("TRITIUM_WGMMA_SYNC", "1")
+    assert None is not cache_key(add_kernel, spec, Options(arch="sm_90a")) != default
+    monkeypatch.setenv("TRITIUM_WGMMA_SYNC", "0")
+    assert cache_key(add_kernel, spec, Options(arch="sm_90a")) == default
+
+
 def test_copies_into_the_stage_being_read_stay_in_order():
     """The ring counters decide: made to refill the stage this trip reads (the copy's
     counter started where the dot's does), the loop is left at pendings = 0."""
