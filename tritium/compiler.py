@@ -248,11 +248,18 @@ def make_ttir(source: KernelSource, spec, options: Options, dumper: Dumper, timi
 
 
 def lower(
-    module, options: Options, dumper: Dumper, timings: dict | None, stop: str = "sass"
+    module,
+    options: Options,
+    dumper: Dumper,
+    timings: dict | None,
+    stop: str = "sass",
+    libdevice: str | None = None,
 ) -> tuple[dict, dict | None]:
     """TTIR module -> (asm with ttgir, llir, ptx (and cubin / sass when the tools exist),
     codegen's launch facts: name, params, num_warps, threads_per_warp, shared, and ptxas's
-    register and spill counts; None when stopped before LLVM IR)."""
+    register and spill counts; None when stopped before LLVM IR). `libdevice`: math calls
+    NVIDIA's libdevice at that path (TRITIUM_LIBDEVICE; the llir declares the `__nv_*`
+    functions, the ptx holds those called)."""
     from tritium.codegen import lower_to_llvm
     from tritium.codegen.ptx import llir_to_ptx
     from tritium.codegen.tools import assemble, disassemble
@@ -264,13 +271,13 @@ def lower(
     if stop == "ttgir":
         return asm, None
     with _timed(timings, "lower-to-llvm"):
-        llir, facts = lower_to_llvm(module)
+        llir, facts = lower_to_llvm(module, libdevice)
     asm["llir"] = llir
     dumper.write("llir", llir, "ll")
     if stop == "llir":
         return asm, facts
     with _timed(timings, "llvm-to-ptx"):
-        asm["ptx"] = llir_to_ptx(llir, options.arch)
+        asm["ptx"] = llir_to_ptx(llir, options.arch, libdevice=libdevice)
     dumper.write("ptx", asm["ptx"], "ptx")
     if stop == "ptx":
         return asm, facts
@@ -371,11 +378,15 @@ def make_metadata(
     )
 
 
-def cache_key(source: KernelSource, spec, options: Options) -> str | None:
+def cache_key(
+    source: KernelSource, spec, options: Options, libdevice: str | None = None
+) -> str | None:
     """The compiled-kernel cache key of `source` specialised by `spec` under `options`:
     its code's fingerprint (KernelSource.fingerprint), the KernelSpec, the options,
-    tritium's own source and, when set, TRITIUM_WGMMA_SYNC (the wgmma-pipeline pass reads
-    it). None when something has no stable form (then it is not cached)."""
+    tritium's own source, in libdevice mode the libdevice file's digest and, when set,
+    TRITIUM_WGMMA_SYNC (the wgmma-pipeline pass reads it). None when something has no
+    stable form (then it is not cached)."""
+    from tritium.codegen.libdevice_link import identity
     from tritium.runtime import cache
 
     fingerprint = source.fingerprint()
@@ -390,6 +401,7 @@ def cache_key(source: KernelSource, spec, options: Options) -> str | None:
             options=asdict(options),
             **({"wgmma_sync": True} if config.wgmma_sync() else {}),  # wgmma-pipeline's
             tritium=cache.tritium_source_hash(),
+            **({} if libdevice is None else {"libdevice": identity(libdevice)}),
         )
     except TypeError:
         return None
@@ -411,6 +423,7 @@ def compile_kernel(
     interpreter. `cache`: look the kernel up in the compiled-kernel cache first (not while
     dumping) and store it there."""
     from tritium.analysis.pointer_writes import written_params
+    from tritium.codegen.libdevice_link import resolve as resolve_libdevice
     from tritium.passes.pipeline import run_ttir_passes
     from tritium.runtime import cache as kernel_cache
 
@@ -419,7 +432,8 @@ def compile_kernel(
     if options.arch not in ARCHS:
         raise ArgumentError(f"unknown arch '{options.arch}'; choose one of {', '.join(ARCHS)}")
     dumper = Dumper(dump_dir)
-    key = cache_key(source, spec, options) if cache and not interpret else None
+    libdevice = None if interpret else resolve_libdevice()  # TRITIUM_LIBDEVICE
+    key = cache_key(source, spec, options, libdevice) if cache and not interpret else None
     if isinstance(source, KernelSource):
         name, runtime = source.__name__, list(spec.types)
         hit = None if dumper.dir else kernel_cache.load_kernel(key)
@@ -438,7 +452,7 @@ def compile_kernel(
                               runtime, module, interpret=True)  # fmt: skip
     facts = None
     if stop != "ttir":
-        lowered, facts = lower(module, options, dumper, timings, stop)
+        lowered, facts = lower(module, options, dumper, timings, stop, libdevice)
         asm.update(lowered)
     metadata = make_metadata(name, options, facts, spec, module, writes)
     kernel = CompiledKernel(name, asm, metadata, runtime)

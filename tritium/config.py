@@ -12,6 +12,8 @@
 | `TRITIUM_COMPILE_WORKERS` | one per CPU | how many processes compile an autotuning sweep's configs at once (`1`: one after another) |
 | `TRITIUM_PRINT_AUTOTUNING`, `TRITON_PRINT_AUTOTUNING` | `0` | `1`: print each autotuning's key, time and chosen config, as upstream's `TRITON_PRINT_AUTOTUNING` |
 | `TRITIUM_BENCH_POINTS` | unset | `tritium.testing.perf_report` measures only this many x values of each benchmark, spread evenly (to shorten long benchmarks) |
+| `TRITIUM_LIBDEVICE` | unset | `1` / `auto`: lower math to NVIDIA's libdevice (`__nv_logf`, ...) and link `libdevice.10.bc`, for upstream's numbers bit for bit; a path: that file; unset / `0`: tritium's own math (codegen/libdevice_link.py) |
+| `CUDA_HOME`, `CUDA_PATH` | unset | CUDA installations where `TRITIUM_LIBDEVICE=auto` looks for `nvvm/libdevice/libdevice.10.bc` |
 | `TRITIUM_DISABLE_MMA_V3`, `DISABLE_MMA_V3` | `0` | `1`: on a Hopper GPU the JIT targets sm_90 (mma.sync) instead of sm_90a (wgmma for `tl.dot`), as upstream's `DISABLE_MMA_V3` (for like-with-like comparisons) |
 | `TRITIUM_WGMMA_SYNC` | `0` | `1`: every wgmma group is waited for right after it is issued (`warp_group_dot_wait {pendings = 0}`), none kept in flight across a K loop: the escape hatch should the in-flight pipeline misbehave (part of the cache key) |
 | `TRITON_INTERPRET` | unset | upstream's switch: when tritium serves `import triton` (`tritium.install_as_triton()`, `python -m tritium run`) and it is on at install, TRITIUM_INTERPRET is set to `1` |
@@ -44,6 +46,7 @@ __all__ = [
     "VARIABLES",
     "adopt_triton_interpret",
     "bench_points",
+    "cuda_homes",
     "cache_dir",
     "child_environment",
     "compile_workers",
@@ -52,6 +55,7 @@ __all__ = [
     "dump_dir",
     "interpret",
     "interpreting",
+    "libdevice",
     "mma_v3_disabled",
     "print_autotuning",
     "tool",
@@ -73,6 +77,9 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_PRINT_AUTOTUNING": "print each autotuning's key, time and chosen config",
     "TRITON_PRINT_AUTOTUNING": "upstream's name for TRITIUM_PRINT_AUTOTUNING (either works)",
     "TRITIUM_BENCH_POINTS": "perf_report measures only this many x values of each benchmark",
+    "TRITIUM_LIBDEVICE": "1/auto or a path: math through NVIDIA's libdevice, as upstream (bit for bit)",
+    "CUDA_HOME": "a CUDA installation (where TRITIUM_LIBDEVICE=auto looks for libdevice)",
+    "CUDA_PATH": "a CUDA installation (where TRITIUM_LIBDEVICE=auto looks for libdevice)",
     "TRITIUM_DISABLE_MMA_V3": "the JIT targets sm_90 (mma.sync), not sm_90a (wgmma), on Hopper",
     "DISABLE_MMA_V3": "upstream's name for TRITIUM_DISABLE_MMA_V3 (either works)",
     "TRITIUM_WGMMA_SYNC": "every wgmma waits for its own group (pendings = 0), none in flight",
@@ -114,6 +121,18 @@ def bench_points() -> int | None:
     """TRITIUM_BENCH_POINTS, or None (every x value)."""
     v = _get("TRITIUM_BENCH_POINTS")
     return int(v) if v else None
+
+
+def libdevice() -> str | None:
+    """TRITIUM_LIBDEVICE when on (`1`, `auto` or a path to libdevice.10.bc); None when unset,
+    empty or `0` (tritium's own math)."""
+    v = _get("TRITIUM_LIBDEVICE")
+    return v if _flag(v) else None
+
+
+def cuda_homes() -> list[str]:
+    """$CUDA_HOME and $CUDA_PATH, those set, in that order."""
+    return [v for v in (_get("CUDA_HOME"), _get("CUDA_PATH")) if v]
 
 
 def adopt_triton_interpret() -> None:

@@ -4,9 +4,10 @@ and against upstream Triton's own `tl.randint4x` / `rand4x` / `randn4x` / `philo
 
 Integer streams and uniforms are compared bit for bit. Normals go through `log`, `sqrt`,
 `cos`, `sin`, whose f32 results may differ in the last bits between numpy (the
-interpreter), tritium's GPU lowering (codegen/lower/libm.py, no libdevice) and upstream's
+interpreter), tritium's GPU lowering (codegen/lower/libm/, no libdevice) and upstream's
 libdevice, so those are compared to a few ulps of their magnitude, on bit-identical
-uniforms.
+uniforms; with TRITIUM_LIBDEVICE=auto (libdevice mode: NVIDIA's functions, as upstream)
+they are compared bit for bit too.
 """
 
 from __future__ import annotations
@@ -204,3 +205,24 @@ def test_same_philox_4x64_as_upstream_triton():
     mine = np.zeros(4 * 64, np.int64)
     upstream_philox64_kernel[(1,)](c, mine, 0x0123456789ABCDEF, N=64)
     np.testing.assert_array_equal(mine, up.cpu().numpy())
+
+
+@pytest.mark.parametrize("seed,base", [(0, 0), (-1, -5000), (2**45 - 3, 2**32 + 17), (2**63 + 1, 2**40)])
+def test_randn_bit_identical_to_upstream_in_libdevice_mode(monkeypatch, tmp_path, seed, base):
+    torch = pytest.importorskip("torch", reason="torch is not installed here")
+    twin = _upstream_twin(upstream_rng_kernel)
+    n, grid = 256, 4
+    m = n * grid
+    norm = torch.zeros(5 * m, dtype=torch.float32, device="cuda")
+    unif = torch.zeros(5 * m, dtype=torch.float32, device="cuda")
+    ints = torch.zeros(4 * m, dtype=torch.int32, device="cuda")
+    twin[(grid,)](ints, unif, norm, seed, base, N=n)
+    up_n = norm.cpu().numpy()
+
+    monkeypatch.delenv("TRITIUM_INTERPRET", raising=False)
+    monkeypatch.setenv("TRITIUM_LIBDEVICE", "auto")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    t_n = np.zeros(5 * m, np.float32)
+    fresh = tritium.jit(upstream_rng_kernel.fn)  # compiled now, in libdevice mode
+    fresh[(grid,)](np.zeros(4 * m, np.int32), np.zeros(5 * m, np.float32), t_n, seed, base, N=n)
+    np.testing.assert_array_equal(t_n.view(np.uint32), up_n.view(np.uint32))  # randn4x, randn

@@ -61,8 +61,10 @@ def _arg_name(func: FuncOp, i: int) -> str:
     return hint if hint else f"arg{i}"
 
 
-def lower_to_llvm(module: ModuleOp) -> tuple[str, dict]:
-    """Lower a TTGIR module with one public `tt.func` to verified LLVM IR text + metadata."""
+def lower_to_llvm(module: ModuleOp, libdevice: str | None = None) -> tuple[str, dict]:
+    """Lower a TTGIR module with one public `tt.func` to verified LLVM IR text + metadata.
+    `libdevice`: a libdevice.10.bc to call for math (libdevice mode: the IR declares the
+    `__nv_*` functions; `ptx.llir_to_ptx(..., libdevice=)` links them)."""
     num_warps = _int_attr(module, "ttg.num-warps", 4)
     threads_per_warp = _int_attr(module, "ttg.threads-per-warp", 32)
     if threads_per_warp != 32:
@@ -81,7 +83,9 @@ def lower_to_llvm(module: ModuleOp) -> tuple[str, dict]:
         m.add_metadata([fn, ir.MetaDataString(m, "reqntidx"), ir.Constant(i32, 32 * num_warps)])
     )
 
-    ctx = FunctionLowering(m, fn, num_warps, threads_per_warp, axis=AxisInfoAnalysis(func))
+    ctx = FunctionLowering(
+        m, fn, num_warps, threads_per_warp, axis=AxisInfoAnalysis(func), libdevice=libdevice
+    )
     params = []
     for i, (t, arg) in enumerate(zip(arg_types, fn.args)):
         arg.name = re.sub(r"[^\w.]", "_", _arg_name(func, i))

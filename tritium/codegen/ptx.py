@@ -31,6 +31,8 @@ from functools import cache
 
 import llvmlite.binding as llvm
 
+from tritium.codegen import libdevice_link
+
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 DEFAULT_ARCH = "sm_89"
 DEFAULT_PTX_VERSION = 87
@@ -65,11 +67,19 @@ def target_machine(
     )
 
 
-def optimize(llvm_ir: str, arch: str = DEFAULT_ARCH, ptx_version: int = DEFAULT_PTX_VERSION) -> str:
-    """Run LLVM's O3 module pipeline (as upstream does before codegen)."""
+def optimize(
+    llvm_ir: str,
+    arch: str = DEFAULT_ARCH,
+    ptx_version: int = DEFAULT_PTX_VERSION,
+    libdevice: str | None = None,
+) -> str:
+    """Run LLVM's O3 module pipeline (as upstream does before codegen), after linking the
+    libdevice file `libdevice` into the module when given (libdevice_link.py)."""
     tm = target_machine(arch, ptx_version)
     mod = llvm.parse_assembly(llvm_ir)
     mod.verify()
+    if libdevice is not None:
+        libdevice_link.link(mod, libdevice)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
@@ -81,9 +91,11 @@ def llir_to_ptx(
     arch: str = DEFAULT_ARCH,
     ptx_version: int = DEFAULT_PTX_VERSION,
     opt: bool = True,
+    libdevice: str | None = None,
 ) -> str:
-    """Compile LLVM IR text to PTX text for `arch` (sm_80 / sm_86 / sm_89 / sm_90 / sm_90a)."""
-    text = optimize(llvm_ir, arch, ptx_version) if opt else llvm_ir
+    """Compile LLVM IR text to PTX text for `arch` (sm_80 / sm_86 / sm_89 / sm_90 / sm_90a);
+    `libdevice`: the libdevice.10.bc the IR's `__nv_*` calls are linked from."""
+    text = optimize(llvm_ir, arch, ptx_version, libdevice) if opt else llvm_ir
     codegen_opt = 3 if len(_SLSR_CANDIDATE.findall(text)) <= SLSR_LIMIT else 0
     tm = target_machine(arch, ptx_version, codegen_opt)
     mod = llvm.parse_assembly(text)

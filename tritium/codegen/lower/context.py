@@ -164,7 +164,8 @@ class ThreadIndex:
 class FunctionLowering:
     """One function's value map (`get` / `set`), its builder, its thread-index service
     (`threads`) and the analysis facts it was given (`axis`: the TTGIR's axis info; may be
-    None for code that lowers no memory op or compare, as the libm tests)."""
+    None for code that lowers no memory op or compare, as the libm tests); `libdevice`: the
+    libdevice file whose `__nv_*` functions math calls (TRITIUM_LIBDEVICE), or None."""
 
     def __init__(
         self,
@@ -173,6 +174,7 @@ class FunctionLowering:
         num_warps: int,
         threads_per_warp: int,
         axis: AxisInfoAnalysis | None = None,
+        libdevice: str | None = None,
     ):
         self.module = module
         self.fn = fn
@@ -183,6 +185,7 @@ class FunctionLowering:
         )
         self.builder = ir.IRBuilder()
         self.axis = axis
+        self.libdevice = libdevice  # libdevice.10.bc in libdevice mode (lower/libdevice_calls.py)
         self.values: dict[SSAValue, list[ir.Value]] = {}
         self._strings: dict[str, ir.GlobalVariable] = {}
         self.block_map: dict[Block, ir.Block] = {}  # tt.func blocks (control_flow.py)

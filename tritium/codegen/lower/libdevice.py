@@ -10,7 +10,8 @@ routine (`__nv_expf`, `__nv_erf`, `__nv_pow`, ...), a generic LLVM intrinsic NVP
 to one exact instruction (`llvm.floor`, `llvm.fma`, `llvm.sqrt` = `sqrt.rn`, ...), inline
 PTX where the rounding mode is the point (`add.rz.f32`, `div.rp.f64`, `cvt.rmi.s32.f64`),
 or the approximate instruction for the `__nv_fast_*` functions, which ask for it. A symbol
-not in the table is a located NotSupportedError naming it.
+not in the table is a located NotSupportedError naming it. In libdevice mode
+(TRITIUM_LIBDEVICE) every symbol is instead a call of NVIDIA's function (libdevice_calls.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import math
 from llvmlite import ir
 from xdsl.ir import Operation
 
-from tritium.codegen.lower import libm
+from tritium.codegen.lower import libdevice_calls, libm
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.elementwise import _f32_div_full
 from tritium.codegen.lower.libm.core import Libm
@@ -348,6 +349,8 @@ SYMBOLS = _table()
 
 @lowers("tt.extern_elementwise")
 def extern_elementwise(ctx: FunctionLowering, op: Operation) -> None:
+    if ctx.libdevice is not None:  # TRITIUM_LIBDEVICE: NVIDIA's own function, as upstream
+        return libdevice_calls.call_extern(ctx, op)
     symbol = op.symbol.data
     emit = SYMBOLS.get(symbol)
     if emit is None:

@@ -4,7 +4,8 @@
     ->  %t = fmul float %x, 0x3FF7154760000000      ; x * log2(e)
         %y = call float @llvm.nvvm.ex2.approx.f(float %t)        (ex2.approx.f32)
 
-No libdevice: every function is an NVVM intrinsic, a generic LLVM intrinsic NVPTX
+By default no libdevice (TRITIUM_LIBDEVICE, libdevice_calls.py, calls it where upstream
+does): every function is an NVVM intrinsic, a generic LLVM intrinsic NVPTX
 selects to one instruction, or an accurate routine of libm/ (log, sin, tanh, erf, ...,
 and every f64 transcendental). f16 / bf16 inputs are computed in f32 and rounded back.
 The choices and each function's measured accuracy are in codegen/ARCHITECTURE.md.
@@ -17,7 +18,7 @@ import math
 from llvmlite import ir
 from xdsl.ir import Operation
 
-from tritium.codegen.lower import libm
+from tritium.codegen.lower import libdevice_calls, libm
 from tritium.codegen.lower.context import FunctionLowering, lowers
 from tritium.codegen.lower.elementwise import in_f32
 from tritium.codegen.lower.fp8 import lower_fp8_cast
@@ -47,6 +48,8 @@ def _generic(ctx: FunctionLowering, name: str, ty: ir.Type):
 
 @lowers("math.exp", "math.exp2")
 def exp(ctx: FunctionLowering, op: Operation) -> None:
+    if libdevice_calls.lower_math(ctx, op):  # TRITIUM_LIBDEVICE: as upstream
+        return
     # f32 (and f16 / bf16): ex2.approx.f32, as upstream (x * log2(e) first for exp);
     # libdevice.exp / exp2 are the accurate ones. f64: libm.
     ty = llvm_type(op.result.type)
@@ -76,6 +79,8 @@ _LIBM = {
 
 @lowers(*_LIBM)
 def libm_op(ctx: FunctionLowering, op: Operation) -> None:
+    if libdevice_calls.lower_math(ctx, op):  # TRITIUM_LIBDEVICE: as upstream
+        return
     ty = llvm_type(op.result.type)
     name = _LIBM[op.name]
     fn = lambda *xs: libm.emit(ctx, name, *xs)  # noqa: E731
@@ -86,6 +91,8 @@ def libm_op(ctx: FunctionLowering, op: Operation) -> None:
 
 @lowers("math.sqrt")
 def sqrt(ctx: FunctionLowering, op: Operation) -> None:
+    if libdevice_calls.lower_math(ctx, op):  # TRITIUM_LIBDEVICE: as upstream
+        return
     # As upstream 3.6 (its rms_norm PTX): sqrt.approx.ftz.f32.
     ty = llvm_type(op.result.type)
     if isinstance(ty, ir.DoubleType):
@@ -96,6 +103,8 @@ def sqrt(ctx: FunctionLowering, op: Operation) -> None:
 
 @lowers("math.rsqrt")
 def rsqrt(ctx: FunctionLowering, op: Operation) -> None:
+    if libdevice_calls.lower_math(ctx, op):  # TRITIUM_LIBDEVICE: as upstream
+        return
     ty = llvm_type(op.result.type)
     b = ctx.builder
     if isinstance(ty, ir.DoubleType):
@@ -119,6 +128,8 @@ _GENERIC_FLOAT = {
 
 @lowers(*_GENERIC_FLOAT)
 def generic_float(ctx: FunctionLowering, op: Operation) -> None:
+    if libdevice_calls.lower_math(ctx, op):  # TRITIUM_LIBDEVICE: as upstream
+        return
     ty = llvm_type(op.result.type)
     fn = _generic(ctx, _GENERIC_FLOAT[op.name], ty)
     if isinstance(ty, BFloatType | ir.HalfType) and op.name != "math.absf":
