@@ -89,7 +89,7 @@ def python_side_only(n: int, repeat: int) -> float:
     lau._function, lau._stream0, lau._ready = object(), None, True
     lau._launch = lambda *a: ok
     x = arrays.DeviceArray.__new__(arrays.DeviceArray)
-    x.ptr = 0x7F0000000000
+    x.ptr, x.device = 0x7F0000000000, 0
     args, grid = [x, x, x, 4], (1, 1, 1)
 
     def run(k):
@@ -99,9 +99,11 @@ def python_side_only(n: int, repeat: int) -> float:
     return per_launch_us(run, n, repeat)
 
 
-def jit_python_side_only(n: int, repeat: int) -> float:
-    """`kernel[grid](...)` with DeviceArray arguments and a no-op cuLaunchKernel: the
-    generated launch function's own cost (runs anywhere; compiles vector add to PTX)."""
+def jit_python_side_only(n: int, repeat: int, torch_like: bool = False) -> float:
+    """`kernel[grid](...)` with DeviceArray arguments (or, `torch_like`, torch-like tensors
+    whose reads are C calls as torch's are, and a torch whose current stream is read as
+    upstream reads it) and a no-op cuLaunchKernel: the generated launch function's own cost
+    (runs anywhere; compiles vector add to PTX)."""
     from cuda.bindings import driver as cu
 
     import tritium
@@ -113,14 +115,19 @@ def jit_python_side_only(n: int, repeat: int) -> float:
         lau._function, lau._stream0, lau._launch = object(), None, lambda *a: ok
 
     k = tritium.jit(add_kernel.fn)  # a fresh kernel: its own launch state
-    x = arrays.DeviceArray.__new__(arrays.DeviceArray)
-    x.ptr, x.dtype, x.shape, x.strides, x.nbytes = (
-        0x7F0000000000,
-        np.dtype("float32"),
-        (4096,),
-        (4,),
-        4 * 4096,
-    )
+    if torch_like:
+        x, restore_torch = _torch_like_tensor(0x7F0000000000)
+    else:
+        x = arrays.DeviceArray.__new__(arrays.DeviceArray)
+        x.ptr, x.dtype, x.shape, x.strides, x.nbytes = (
+            0x7F0000000000,
+            np.dtype("float32"),
+            (4096,),
+            (4,),
+            4 * 4096,
+        )
+        x.device = 0
+        restore_torch = None
     saved, gpu = Launcher._load, driver.gpu_available
     Launcher._load, driver.gpu_available = load, lambda: False
     try:
@@ -134,6 +141,48 @@ def jit_python_side_only(n: int, repeat: int) -> float:
         return per_launch_us(run, n, repeat)
     finally:
         Launcher._load, driver.gpu_available = saved, gpu
+        if restore_torch is not None:
+            restore_torch()
+
+
+def _torch_like_tensor(ptr: int):
+    """A stand-in for a CUDA torch tensor on device 0 whose reads cost what torch's do (C
+    callables: `data_ptr()`, `get_device()`; attributes `dtype`, `is_cuda`), with a `torch`
+    module in sys.modules whose current-stream reader is a C call too; and the function
+    that puts sys.modules back."""
+    import itertools
+    import types
+
+    from cuda.bindings import driver as cu
+
+    class dtype:  # an interned dtype object, as torch's (kind detection reads the module)
+        def __str__(self):
+            return "torch.float32"
+
+    dtype.__module__ = "torch"
+    f32 = dtype()
+    Tensor = type("Tensor", (), {"__module__": "torch"})
+    t = Tensor()
+    t.data_ptr = itertools.repeat(ptr).__next__
+    t.get_device = itertools.repeat(0).__next__
+    t.dtype, t.is_cuda = f32, True
+    fake = types.ModuleType("torch")
+    fake.cuda = types.SimpleNamespace(is_initialized=lambda: True)
+    fake._C = types.SimpleNamespace(_cuda_getDevice=lambda: 0, _cuda_getCurrentRawStream={0: 0}.get)
+    old = sys.modules.get("torch")
+    sys.modules["torch"] = fake
+    driver._streams.setdefault(0, cu.CUstream(0))  # the legacy default stream, registered
+    from tritium.runtime import array_kinds
+
+    array_kinds.device_pointer(t)  # its type registered (a first sight would stage the call)
+
+    def restore():
+        if old is None:
+            sys.modules.pop("torch", None)
+        else:
+            sys.modules["torch"] = old
+
+    return t, restore
 
 
 def gpu_rows(n: int, repeat: int) -> list[tuple[str, float]]:
@@ -223,6 +272,13 @@ def main(argv=None) -> None:
             jit_python_side_only(opts.n, opts.repeat),
         ),
     ]
+    if "torch" not in sys.modules or not driver.gpu_available():
+        rows.append(
+            (
+                "kernel[grid](...), torch-like args, Python side only (no-op driver)",
+                jit_python_side_only(opts.n, opts.repeat, torch_like=True),
+            )
+        )
     if driver.gpu_available():
         dev = driver.device()
         print(f"device: {dev.name} ({dev.arch}, {dev.sm_count} SMs)")

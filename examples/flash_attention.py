@@ -159,10 +159,18 @@ def attn_bwd_dkdv_kernel(
     offs_d = tl.arange(0, HEAD_DIM)
     base = head * stride_h
     kv_ok = offs_n < seq_len
-    kv_offs = base + offs_n[:, None] * stride_s + offs_d[None, :]
+    kv_offs = offs_n[:, None] * stride_s + offs_d[None, :]
+    k_ptr += base
+    v_ptr += base
+    dk_ptr += base
+    dv_ptr += base
     k = tl.load(k_ptr + kv_offs, mask=kv_ok[:, None], other=0.0)
     v = tl.load(v_ptr + kv_offs, mask=kv_ok[:, None], other=0.0)
-    q_offs = base + offs_m[:, None] * stride_s + offs_d[None, :]
+    # the head folded into the pointers: i32 offsets, one per row, shared by Q and dO (and
+    # by K, V, dK, dV), not a 64-bit pointer per row and tensor live across the loop
+    q_offs = offs_m[:, None] * stride_s + offs_d[None, :]
+    q_ptr += base
+    do_ptr += base
     qk_scale = sm_scale * 1.4426950408889634
     dk = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
     dv = tl.zeros([BLOCK_N, HEAD_DIM], tl.float32)
@@ -172,8 +180,9 @@ def attn_bwd_dkdv_kernel(
     for start_m in range(lo, seq_len, BLOCK_M):
         rows = start_m + offs_m
         row_ok = rows < seq_len
-        q = tl.load(q_ptr + q_offs + start_m * stride_s, mask=row_ok[:, None], other=0.0)
-        do = tl.load(do_ptr + q_offs + start_m * stride_s, mask=row_ok[:, None], other=0.0)
+        offs = q_offs + start_m * stride_s
+        q = tl.load(q_ptr + offs, mask=row_ok[:, None], other=0.0)
+        do = tl.load(do_ptr + offs, mask=row_ok[:, None], other=0.0)
         lse = tl.load(lse_ptr + head * seq_len + rows, mask=row_ok, other=0.0)
         delta = tl.load(delta_ptr + head * seq_len + rows, mask=row_ok, other=0.0)
         keep = kv_ok[:, None] & row_ok[None, :]

@@ -35,3 +35,19 @@ def ptxas():
     if path is None:
         pytest.skip("ptxas is not installed")
     return path
+
+
+@pytest.fixture
+def fake_gpus(monkeypatch):
+    """Two fake GPUs behind tritium's driver (tests/runtime/fake_gpus.py)."""
+    from tests.runtime.fake_gpus import install_gpus
+
+    yield from install_gpus(monkeypatch)
+
+
+@pytest.fixture
+def fake_torch(fake_gpus, monkeypatch):
+    """A fake torch over the fake GPUs (tests/runtime/fake_gpus.py), as sys.modules["torch"]."""
+    from tests.runtime.fake_gpus import install_torch
+
+    return install_torch(fake_gpus, monkeypatch)

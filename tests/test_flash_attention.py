@@ -16,6 +16,7 @@ from examples import flash_attention as fa
 from tests.passes.ttgir_interpreter import shared_memory_model
 from tritium.codegen import tools
 from tritium.ir.parser import parse_module
+from tritium.ir.printer import print_ir
 from tritium.runtime.interpreter import interpret
 
 FWD_SIGNATURE = ",".join(["*fp16:16"] * 4 + ["*fp32:16", "fp32", "i32"] + ["i32:16"] * 8)
@@ -62,6 +63,72 @@ def test_pipelined_forward_in_the_hazard_model(causal, landing):
     want = fa.reference(*(x.astype(np.float64) for x in (q, kk, v, q)), causal, 0.2)[0]
     assert fa.relative_error(o, want) < 2e-3
     assert model.copies > 0 and model.waits > 0
+
+
+BWD_SIGNATURES = {
+    "dkdv": ",".join(["*fp16:16"] * 6 + ["*fp32:16"] * 2 + ["fp32", "i32", "i32:16", "i32:16"]),
+    "dq": ",".join(["*fp16:16"] * 5 + ["*fp32:16"] * 2 + ["fp32", "i32", "i32:16", "i32:16"]),
+}
+
+
+def compile_backward(which, d=64, block=64, warps=4, causal=False, stop="ptx", arch="sm_89"):
+    kernel = fa.attn_bwd_dkdv_kernel if which == "dkdv" else fa.attn_bwd_dq_kernel
+    consts = dict(HEAD_DIM=d, BLOCK_M=block, BLOCK_N=block, CAUSAL=causal, BF16=False)
+    return tritium.compile(kernel, BWD_SIGNATURES[which], consts, num_warps=warps,
+                           num_stages=3, stop=stop, arch=arch)  # fmt: skip
+
+
+@pytest.mark.parametrize("which", ["dkdv", "dq"])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("landing", ["issue", "wait"])
+def test_pipelined_backward_in_the_hazard_model(which, causal, landing):
+    """The backward's TTGIR as the GPU runs it: each loaded tile (Q and dO for dK/dV, K and
+    V for dQ) copied once into a cp.async ring and read by both of its dots, directly and
+    through `ttg.memdesc_trans`; interpreted with copies landing early or late, no race and
+    the gradients of float64 numpy."""
+    d, block = 32, 32
+    module = parse_module(compile_backward(which, d, block, 4, causal, stop="ttgir").asm["ttgir"])
+    loop = re.search(r"scf\.for .*?scf\.yield", print_ir(module), re.S).group(0)
+    assert loop.count("ttg.async_copy_global_to_local") == 2
+    # dK/dV: Q and dO each read both ways; dQ: K both ways, V only transposed (its copy
+    # writes the transposed tile, no view)
+    views = 2 if which == "dkdv" else 1
+    assert loop.count("ttg.memdesc_trans") == views and "ttg.local_alloc" not in loop
+    rng = np.random.default_rng(7 + causal)
+    heads, seq, scale = 2, 77, 0.3
+    q, k, v, do = (rng.standard_normal((heads, seq, d)).astype(np.float16) for _ in range(4))
+    o, dq_want, dk_want, dv_want = fa.reference(*(x.astype(np.float64) for x in (q, k, v, do)),
+                                                causal, scale)  # fmt: skip
+    s = np.einsum("hmd,hnd->hmn", q.astype(np.float64), k.astype(np.float64)) * scale
+    if causal:
+        s = np.where(np.tril(np.ones((seq, seq), bool)), s, -np.inf)
+    top = s.max(-1, keepdims=True)
+    lse = ((top[..., 0] + np.log(np.exp(s - top).sum(-1))) / np.log(2)).astype(np.float32)
+    delta = (o * do.astype(np.float64)).sum(-1).astype(np.float32)
+    grid = (-(-seq // block), heads)
+    outs = [np.full_like(q, np.nan) for _ in range(2 if which == "dkdv" else 1)]
+    with shared_memory_model(landing) as model:
+        interpret(module, grid, [q, k, v, do, *outs, lse, delta, scale, seq, seq * d, d])
+    assert model.copies > 0 and model.waits > 0
+    wants = (dk_want, dv_want) if which == "dkdv" else (dq_want,)
+    for got, want in zip(outs, wants):
+        assert fa.relative_error(got, want) < 2e-3
+
+
+@pytest.mark.parametrize("which", ["dkdv", "dq"])
+def test_backward_stages_fit_beside_the_resident_tiles(which):
+    """At D = 128 the loop-invariant operands (dK/dV's K and V, dQ's Q and dO: 16 KB each)
+    stay in shared memory through the loop beside the rings (32 KB a stage): 3 stages on
+    sm_90 (227 KB); on sm_89 (99 KB) dQ gets 2, and dK/dV, whose lse and delta conversions
+    keep the dK store's 16.5 KB scratch apart from the ring, none (its loads stay loads,
+    as before the rings). Every kernel fits the target's shared memory."""
+    want = {"sm_90": "3", "sm_89": "2" if which == "dq" else None}
+    for arch, stages in want.items():
+        ttgir = compile_backward(which, 128, 64, 4, False, stop="ttgir", arch=arch).asm["ttgir"]
+        rings = re.findall(r"ttg\.local_alloc \{[^}]*\} : \(\) -> !ttg\.memdesc<(\d)x(?:64x128|128x64)xf16", ttgir)
+        assert rings == ([stages] * 2 if stages else []), arch
+        limit = 232448 if arch == "sm_90" else 101376
+        assert int(re.search(r"ttg\.shared = (\d+)", ttgir).group(1)) <= limit
 
 
 def _loops(ptx: str) -> list[str]:
@@ -118,15 +185,32 @@ def test_forward_fits_three_programs_per_sm(causal, ptxas):
         assert before_mma.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared") == 16  # all of V
 
 
-def test_backward_operands_stay_read_step_by_step(ptxas):
-    """The backward's far dot operands (dV's dO, dK's Q: two accumulators carried) are
-    over _read_early's budget: read inside their dots, the dK/dV kernel does not spill."""
-    sig = ",".join(["*fp16:16"] * 6 + ["*fp32:16"] * 2 + ["fp32", "i32", "i32:16", "i32:16"])
-    consts = dict(HEAD_DIM=64, BLOCK_M=64, BLOCK_N=64, CAUSAL=False, BF16=False)
-    k = tritium.compile(fa.attn_bwd_dkdv_kernel, sig, consts, num_warps=4, num_stages=3,
-                        stop="ptx", arch="sm_90")  # fmt: skip
+@pytest.mark.parametrize("which", ["dkdv", "dq"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_backward_loops_read_each_tile_once(which, d, causal, ptxas):
+    """The benchmark's backward configuration (64x64 tiles, 4 warps): the loaded operands
+    come by cp.async (16-byte copies: D / 64 * 4 per tensor) and are read by ldmatrix from
+    their ring, both ways, with no shared-memory round trip; only dK/dV's lse and delta
+    (1D, not dot operands) still go through shared memory (one st.shared, one barrier
+    each). The far operands stay read step by step (_read_early's budget). No spills,
+    but at D = 128 in dK/dV (108 bytes with ptxas 13; 404 before, upstream 248)."""
+    k = compile_backward(which, d, 64, 4, causal, arch="sm_90")
+    loops = _loops(k.asm["ptx"])
+    assert len(loops) == 1
+    ops = re.findall(r"^\s*(?:@%p\d+ )?([a-z][\w.]*)", loops[0], re.M)
+    count = lambda prefix: sum(op.startswith(prefix) for op in ops)  # noqa: E731
+    per_dot = d // 64 * 32  # mma.sync per 64x64xD dot and warp, D / 64 * 32
+    assert count("mma.sync") == (4 if which == "dkdv" else 3) * per_dot
+    assert count("cp.async.cg.shared.global") == 2 * d // 64 * 4
+    assert count("ldmatrix.sync.aligned.m8n8.x4") == (72 if which == "dkdv" else 56) * d // 64
+    assert count("st.shared") == (2 if which == "dkdv" else 0)
+    assert count("bar.sync") == (3 if which == "dkdv" else 1)
     usage = tools.ptxas_usage(k.asm["ptx"], "sm_90")
-    assert usage["spill_stores"] == 0 and usage["local"] == 0, usage["log"]
+    if which == "dkdv" and d == 128:
+        assert usage["spill_stores"] <= 120, usage["log"]  # see the docstring
+    else:
+        assert usage["spill_stores"] == 0 and usage["local"] == 0, usage["log"]
 
 
 @pytest.mark.gpu

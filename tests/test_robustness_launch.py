@@ -194,8 +194,8 @@ def test_jit_key_never_reuses_an_aligned_specialisation_for_misaligned_arrays():
     buf = np.zeros(80, np.float32)
     aligned, odd = buf[:64], buf[1:65]
     assert aligned.ctypes.data % 16 == 0 and odd.ctypes.data % 16 == 4
-    k_aligned = launch_key(add_kernel.kinds, [aligned, aligned, aligned, 64, 64], {}, True)
-    k_odd = launch_key(add_kernel.kinds, [aligned, odd, aligned, 64, 64], {}, True)
+    k_aligned = launch_key(add_kernel.kinds, [aligned, aligned, aligned, 64, 64], {}, True, lambda: 0)
+    k_odd = launch_key(add_kernel.kinds, [aligned, odd, aligned, 64, 64], {}, True, lambda: 0)
     assert k_aligned != k_odd  # a different runner, compiled for what it gets
     spec = build_spec(add_kernel, [aligned, odd, aligned, 64, 64])
     assert spec.divisible_by_16 == {"x_ptr", "output_ptr", "n_elements"}

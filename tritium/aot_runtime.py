@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from tritium.errors import ArgumentError
+from tritium.runtime import devices
+from tritium.runtime.array_kinds import arguments_device
 from tritium.runtime.launcher import Launcher
 from tritium.runtime.metadata import KernelMetadata, check_metadata, read_metadata
 
@@ -31,25 +33,41 @@ class SavedKernel:
     """A kernel loaded from a saved PTX (or cubin) and its metadata.
 
     `kernel[grid](*args, stream=None)` launches it, like a `CompiledKernel`;
-    `kernel.run(grid, args, stream)` is the same without the closure."""
+    `kernel.run(grid, args, stream)` is the same without the closure. A launch runs on the
+    device of its array arguments (else the current one): one `Launcher` per device, the
+    first in `.launcher`."""
 
     def __init__(self, image: str | bytes, metadata: dict, path: str = "") -> None:
         self.metadata = metadata  # the file's contents
         self.name: str = metadata["name"]
         self.path = path
-        asm = {"cubin": image} if isinstance(image, bytes) else {"ptx": image}
-        self.launcher = Launcher(asm, KernelMetadata.from_dict(metadata))
+        self._asm = {"cubin": image} if isinstance(image, bytes) else {"ptx": image}
+        self._meta = KernelMetadata.from_dict(metadata)
+        self.launcher = Launcher(self._asm, self._meta)  # its device: the first launch's
+        self._launchers: dict[int, Launcher] = {}
 
     @property
     def params(self) -> list[dict]:
         return self.metadata["params"]
 
     def run(self, grid: Sequence[int] | int, args: Sequence, stream: Any = None) -> None:
-        self.launcher(grid, args, stream)
+        self._launcher(args)(grid, args, stream)
 
     def __getitem__(self, grid):
-        launcher = self.launcher
-        return lambda *args, stream=None: launcher(grid, args, stream)
+        return lambda *args, stream=None: self._launcher(args)(grid, args, stream)
+
+    def _launcher(self, args: Sequence) -> Launcher:
+        """The Launcher of the device these arguments are on (else of the current one)."""
+        names = (p["name"] for p in self.params)
+        d = arguments_device(self.name, zip(names, args))
+        d = devices.current_device() if d is None else d
+        launcher = self._launchers.get(d)
+        if launcher is None:
+            first = self.launcher.device in (None, d)
+            launcher = self.launcher if first else Launcher(self._asm, self._meta)
+            launcher.device = d
+            self._launchers[d] = launcher
+        return launcher
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p['name']}: {p['type']}" for p in self.params)

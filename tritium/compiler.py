@@ -82,7 +82,7 @@ class CompiledKernel:
     interpret: bool = False
     arg_names: list = field(default_factory=list)  # every parameter, constexprs too (@jit)
     _function_attrs: dict | None = field(default=None, repr=False, compare=False)
-    _runner: object = field(default=None, repr=False, compare=False)  # (__getitem__'s)
+    _runners: dict = field(default_factory=dict, repr=False, compare=False)  # [grid]'s, per device
 
     def __post_init__(self):
         if self.metadata is None:
@@ -122,8 +122,10 @@ class CompiledKernel:
         self._init_handles()
         return self._function_attrs["MAX_THREADS_PER_BLOCK"]
 
-    def make_runner(self, indices: list[int]):
-        """A `run(grid, values, stream)` callable taking all parameter values in order."""
+    def make_runner(self, indices: list[int], device: int | None = None):
+        """A `run(grid, values, stream)` callable taking all parameter values in order, that
+        launches on GPU `device` (None: the device of the first launch's arguments, else the
+        current one; `run.device` is the one given)."""
         if self.interpret:
             from tritium.runtime.array_kinds import as_host_array
             from tritium.runtime.interpreter import interpret
@@ -141,11 +143,12 @@ class CompiledKernel:
                 except TritiumError as e:
                     raise _user_error(e) from None
 
+            run_interpreted.device = None  # type: ignore[attr-defined]
             run_interpreted.interpreted = True  # type: ignore[attr-defined]
             return run_interpreted
         from tritium.runtime.launcher import Launcher
 
-        launcher = Launcher(self.asm, self.metadata)
+        launcher = Launcher(self.asm, self.metadata, device=device)
         if indices == list(range(len(indices))):
             n = len(indices)
 
@@ -156,6 +159,7 @@ class CompiledKernel:
                     raise _user_error(e) from None
 
             run_direct.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
+            run_direct.device = device  # type: ignore[attr-defined]
             run_direct.interpreted = False  # type: ignore[attr-defined]
             return run_direct
 
@@ -166,16 +170,16 @@ class CompiledKernel:
                 raise _user_error(e) from None
 
         run_gpu.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
+        run_gpu.device = device  # type: ignore[attr-defined]
         run_gpu.interpreted = False  # type: ignore[attr-defined]
         return run_gpu
 
     def __getitem__(self, grid):
         """Launch an already-compiled kernel: `ck[grid](*runtime_args)`, or, as upstream's
-        compiled kernels take them, every parameter in order (constexprs are ignored)."""
+        compiled kernels take them, every parameter in order (constexprs are ignored); on
+        the device of its array arguments (else the current one), on torch's current stream
+        there when the program uses torch and no stream is given."""
         n = len(self.runtime_params)
-        runner = self._runner
-        if runner is None:
-            runner = self._runner = self.make_runner(list(range(n)))
         flat = set(self.runtime_params) <= set(self.arg_names)  # (no tuple parameters)
         every = [self.arg_names.index(p) for p in self.runtime_params] if flat else []
         grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
@@ -188,10 +192,19 @@ class CompiledKernel:
                 raise ArgumentError(
                     f"kernel '{self.name}' takes {n} arguments ({params}), got {len(args)}"
                 )
-            if stream is None and not self.interpret:
-                from tritium.runtime.driver import torch_stream
+            device = None
+            if not self.interpret:
+                from tritium.runtime import devices
+                from tritium.runtime.array_kinds import arguments_device
 
-                stream = torch_stream()  # torch's current stream, as upstream's launches
+                names = [str(p) for p in self.runtime_params]
+                device = arguments_device(self.name, zip(names, args))
+                device = devices.current_device() if device is None else device
+                if stream is None:
+                    stream = devices.current_stream(device)  # torch's, as upstream's launches
+            runner = self._runners.get(device)
+            if runner is None:
+                runner = self._runners[device] = self.make_runner(list(range(n)), device)
             runner(grid, list(args), stream)
 
         return launch

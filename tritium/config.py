@@ -4,7 +4,7 @@
 |---|---|---|
 | `TRITIUM_INTERPRET` | `0` | `1`: run kernels in the numpy interpreter instead of on the GPU (re-read at every launch) |
 | `TRITIUM_DEBUG` | `0` | `1`: check every launch's arguments, keep tritium's own frames in tracebacks, raise internal compiler errors as they are |
-| `TRITIUM_DEVICE` | `0` | the CUDA device ordinal a thread uses until it picks one |
+| `TRITIUM_DEVICE` | `0` | the CUDA device a launch whose arguments carry none uses, when torch is not in use and the thread picked none |
 | `TRITIUM_CACHE_DIR` | `$XDG_CACHE_HOME/tritium`, else `~/.cache/tritium` | where compiled kernels are cached |
 | `XDG_CACHE_HOME` | `~/.cache` | the cache's parent when `TRITIUM_CACHE_DIR` is unset |
 | `TRITIUM_DUMP_DIR` | unset | JIT compilations write their source and the IR after every pass here (and skip the cache) |
@@ -66,7 +66,7 @@ __all__ = [
 VARIABLES: dict[str, str] = {
     "TRITIUM_INTERPRET": "run kernels in the numpy interpreter instead of on the GPU",
     "TRITIUM_DEBUG": "argument checks on every launch, full tracebacks, internal errors raised",
-    "TRITIUM_DEVICE": "the CUDA device ordinal a thread uses until it picks one",
+    "TRITIUM_DEVICE": "the CUDA device a launch whose arguments carry none uses, when torch is not in use and the thread picked none",
     "TRITIUM_CACHE_DIR": "the compiled-kernel cache directory",
     "XDG_CACHE_HOME": "the cache's parent directory when TRITIUM_CACHE_DIR is unset",
     "TRITIUM_DUMP_DIR": "JIT compilations dump their IR here (and skip the cache)",

@@ -174,6 +174,52 @@ def test_ldmatrix_loads_every_register(op_idx, kw, shape, order, num_warps, expe
             assert got[ln] == want, (w, ln)
 
 
+@pytest.mark.parametrize("op_idx", [0, 1])
+@pytest.mark.parametrize("shape", [(64, 64), (64, 128), (32, 64)])
+def test_ldmatrix_through_a_transposed_view(op_idx, shape):
+    """A tile written in its own orientation (a cp.async ring stage: attention backward's
+    Q, rows x D, D contiguous) and read as the transposed operand of another dot through
+    `ttg.memdesc_trans`: the view's type addresses every element at the bytes the tile put
+    it, and ldmatrix from the view hands each lane the transposed tile's registers."""
+    from tritium.ir.ttg_memory import transposed_memdesc
+    from tritium.ir.ttg_mma import MemDescType
+    from tritium.ir.types import f16
+
+    num_warps, kw = 4, 2
+    mma = NvidiaMmaEncodingAttr(warps_per_tile(None, (64, 64), num_warps))
+    view_shape = shape[::-1]
+    enc = DotOperandEncodingAttr(op_idx, mma, kw)
+    # the tile as the direct read of the other dot chose it (rows contiguous along dim 1)
+    tile_t = MemDescType(shape, f16, operand_shared_encoding(enc, shape, [1, 0], 16))
+    view_t = transposed_memdesc(tile_t, [1, 0])
+    tile, view = tile_of(tile_t.encoding, shape), tile_of(view_t.encoding, view_shape)
+    for c in itertools.product(range(shape[0]), range(shape[1])):
+        assert view.offset(c[::-1]) == tile.offset(c)
+    layout = linear_layout(enc, view_shape)
+    acc = TileAddressing(layout, view, 2)
+    plan = ldmatrix_plan(acc, enc, 16)
+    assert plan is not None
+    address_layout, transposed, words, x = plan
+    assert transposed == (view.order[0] != enc.k_dim)
+    addr = TileAddressing(address_layout, view, 2)
+    mem = {tile.offset(c): c[::-1] for c in itertools.product(range(shape[0]), range(shape[1]))}
+    for w in range(layout.num_warps):
+        got = [[] for _ in range(32)]
+        for first in range(0, words, x):
+            coord = layout.register_coord(first * kw)
+            rows = [lane_address(addr, coord, ln, w) for ln in range(32)]
+            for j in range(x):
+                for ln in range(32):
+                    g, t = ln // 4, ln % 4
+                    if not transposed:
+                        start = rows[8 * j + g] // 2 + t * kw
+                        got[ln] += [mem[start + e] for e in range(kw)]
+                    else:
+                        got[ln] += [mem[rows[8 * j + 2 * t + e] // 2 + g] for e in range(2)]
+        for ln in range(32):
+            assert got[ln] == [layout.coord(r, ln, w) for r in range(layout.num_registers)]
+
+
 # --------------------------------------------------------------------------- plain accesses
 
 

@@ -50,6 +50,12 @@ KERNELS = {
         {"BLOCK_SIZE": 1024},
         4,
     ),
+    "multi_gpu": (  # (its forward and softmax kernels are simpler relatives of the above)
+        "layer_norm_bwd",
+        "*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,*fp32:16,i32:16,i32:16",
+        {"BLOCK": 512},  # (4 warps: 4 elements per thread, so v4 accesses)
+        4,
+    ),
 }
 
 

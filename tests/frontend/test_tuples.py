@@ -198,11 +198,11 @@ def test_leaves_in_the_spec_and_the_key(ptxas, tmp_path):
     assert spec.types["values.0"].signature == "fp32" and "values.4.1" in spec.divisible_by_16
     assert spec.constants["values.2"].value is None and spec.constants["values.3"].value == ()
     assert spec.constants["values.4.0"].value == 1
-    kinds, parts = launch_key(_leaf_kernel.kinds, vals, {}, False)
+    kinds, parts = launch_key(_leaf_kernel.kinds, vals, {}, False, lambda: 0)
     assert kinds[:4] == ("int", "tuple", "constexpr", "tuple")
     assert parts[4] == (("numpy", np.dtype("float32"), p.ctypes.data % 16 == 0),) * 2
     other = launch_key(_leaf_kernel.kinds, [*vals[:3], (1.5, 7, None, (), (1, 17)), 0, 0, 0],
-                       {}, False)  # fmt: skip
+                       {}, False, lambda: 0)  # fmt: skip
     assert other != (kinds, parts)  # 17 is not divisible by 16: another kernel
     ptx = compiler.compile_jit(_leaf_kernel, spec, Options.of({"arch": "sm_89"})).asm["ptx"]
     assert ptx.count(".param .u64 .ptr") == 2

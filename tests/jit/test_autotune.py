@@ -108,7 +108,7 @@ def test_the_fastest_config_is_chosen_and_cached(tuned):
     final_args, final_kw = rec.calls[-1]
     assert final_args[0] is x and final_kw == {"BLOCK": 128, "num_warps": 4, "num_stages": 2}
     tuner[GRID](x, out, 1000, 3.0)  # same key (n): no timing
-    assert len(rec.calls) == 5 and tuner.cache == {(1000, "float32", "float32"): CONFIGS[1]}
+    assert len(rec.calls) == 5 and tuner.cache == {(1000, "float32", "float32", 0): CONFIGS[1]}
     tuner[GRID](x[:500], out[:500], 500, 2.0)  # a new n: timed again
     assert len(rec.calls) == 9 and len(tuner.cache) == 2
 

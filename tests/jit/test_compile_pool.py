@@ -40,9 +40,11 @@ def gpu_less(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("TRITIUM_INTERPRET", raising=False)
     monkeypatch.delenv("TRITIUM_COMPILE_WORKERS", raising=False)
-    monkeypatch.setattr(driver, "current_arch", lambda: "sm_89")
+    monkeypatch.setattr(driver, "device_arch", lambda ordinal=None: "sm_89")
     monkeypatch.setattr(at, "_DeviceView", _HostView)
-    monkeypatch.setattr(compiler.CompiledKernel, "make_runner", lambda ck, indices: _FakeRunner(ck))
+    monkeypatch.setattr(
+        compiler.CompiledKernel, "make_runner", lambda ck, indices, device=None: _FakeRunner(ck, device)
+    )
 
 
 class _HostView:
@@ -63,8 +65,8 @@ class _HostView:
 class _FakeRunner:
     interpreted = False
 
-    def __init__(self, kernel):
-        self.kernel = kernel
+    def __init__(self, kernel, device):
+        self.kernel, self.device = kernel, device
 
     def __call__(self, grid, vals, stream):
         pass
@@ -92,7 +94,7 @@ def _sweep(workers: str, monkeypatch):
     )
     x = np.ones(1000, np.float32)
     args = (x, np.zeros_like(x), 1000, 2.0)
-    best = tuner._tune(args, {}, tuner._named(args, {}), GRID)
+    best = tuner._tune(args, {}, tuner._named(args, {}), GRID, 0)
     monkeypatch.setattr(compiler, "compile_jit", real_compile)
     assert blocks == [c.kwargs["BLOCK"] for c in CONFIGS]  # timed one at a time, in order
     return tuner, best, fn, compiled_here

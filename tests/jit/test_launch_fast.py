@@ -82,6 +82,26 @@ def result(a):
     return f32_at(a.ptr, a.shape[0]).copy()
 
 
+def test_an_equal_key_part_that_is_another_object_takes_the_dict_path(fake, kernel):
+    """The inline test of the first key compares small ints by identity (launch.py): a
+    device read as another int object equal to 0 misses it, and the dict lookup then finds
+    the same entry, so the launch stays on the fast path."""
+
+    class Ordinal(int):  # an int equal to 0 that is not CPython's cached 0
+        pass
+
+    x, y, out = arrays(fake, 64)
+    for _ in range(3):
+        kernel[(1,)](x, y, out, 64, BLOCK_SIZE=64)
+    assert kernel.general_calls == 2 and "x_ptr.device is _t_v" in kernel._launch._tritium_source
+    x.device = y.device = out.device = Ordinal(0)
+    for _ in range(3):
+        f32_at(out.ptr, 64)[:] = np.nan
+        kernel[(1,)](x, y, out, 64, BLOCK_SIZE=64)
+        np.testing.assert_array_equal(result(out), np.arange(64) + 100.0)
+    assert kernel.general_calls == 2 and len(fake.launches) == 6
+
+
 def test_third_launch_skips_the_general_path(fake, kernel):
     x, y, out = arrays(fake, 100)
     for _ in range(5):

@@ -33,13 +33,17 @@ TORCH_F32, TORCH_F16 = _TorchDtype("float32"), _TorchDtype("float16")
 
 
 class FakeTensor:
-    """What tritium reads of a torch tensor: data_ptr(), dtype, is_cuda."""
+    """What tritium reads of a torch tensor: data_ptr(), dtype, is_cuda, get_device()."""
 
-    def __init__(self, ptr, dtype=TORCH_F32, is_cuda=True):
+    def __init__(self, ptr, dtype=TORCH_F32, is_cuda=True, device=0):
         self._ptr, self.dtype, self.is_cuda = ptr, dtype, is_cuda
+        self._device = device if is_cuda else -1
 
     def data_ptr(self):
         return self._ptr
+
+    def get_device(self):
+        return self._device
 
 
 FakeTensor.__module__ = "torch.fake"
@@ -50,14 +54,23 @@ class _Buffer:
         self.ptr = ptr
 
 
-class FakeCupy:
-    """What tritium reads of a cupy array: data.ptr and dtype."""
+class _CupyDevice:
+    def __init__(self, id):
+        self.id = id
 
-    def __init__(self, ptr, dtype=np.float32):
-        self.data, self.dtype = _Buffer(ptr), np.dtype(dtype)
+
+class FakeCupy:
+    """What tritium reads of a cupy array: data.ptr, dtype and device.id."""
+
+    def __init__(self, ptr, dtype=np.float32, device=0):
+        self.data, self.dtype, self.device = _Buffer(ptr), np.dtype(dtype), _CupyDevice(device)
 
 
 FakeCupy.__module__ = "cupy.fake"
+
+
+def _current():
+    return 0  # the current device (keyed only when no argument carries one)
 
 
 @tritium.jit(do_not_specialize=["m"])
@@ -65,17 +78,26 @@ def many_kinds(p, q, n, m, f, b, none, BLOCK: tl.constexpr, FLAG: tl.constexpr):
     pass
 
 
+def _on(a, device):
+    a.device = device
+    return a
+
+
 def _pointers():
     return [
         fake_device_array(0x10000, (4,), np.float32),
         fake_device_array(0x10004, (4,), np.float32),
         fake_device_array(0x10000, (4,), np.float16),
+        _on(fake_device_array(0x10000, (4,), np.float32), 1),
         FakeTensor(0x20000),
         FakeTensor(0x20008),
         FakeTensor(0x20000, TORCH_F16),
         FakeTensor(0x20000, is_cuda=False),
+        FakeTensor(0x20000, device=1),
+        FakeTensor(0x20000, device=3),
         FakeCupy(0x30000),
         FakeCupy(0x30002, np.int32),
+        FakeCupy(0x30000, device=1),
     ]
 
 
@@ -119,7 +141,7 @@ def test_general_and_fast_keys_agree(monkeypatch, interpret):
         monkeypatch.setenv("TRITIUM_INTERPRET", interpret)
     state = _KernelLaunch(many_kinds)
     for vals, opts in _calls():
-        general = launch_key(many_kinds.kinds, vals, opts, True)
+        general = launch_key(many_kinds.kinds, vals, opts, True, _current)
         fast = _fast_key(state, vals, opts)
         kinds = tuple(RULES[k, s].kind for (k, _), s in zip(state._kinds(vals), many_kinds.kinds))
         assert general == (kinds, fast), vals
@@ -134,7 +156,7 @@ def test_the_fast_key_is_at_least_as_fine_as_the_spec():
             spec = build_spec(many_kinds, vals)
         except tritium.ArgumentError:
             continue  # a value out of range: no kernel
-        key = launch_key(many_kinds.kinds, vals, {}, False)
+        key = launch_key(many_kinds.kinds, vals, {}, False, _current)
         if key in specs:
             assert specs[key] == spec, vals
         specs[key] = spec
@@ -147,10 +169,13 @@ def test_general_path_kinds_the_fast_path_leaves_out():
     host = np.zeros(8, np.float32)
     cai = CAI(0x4000)
     vals = [host, cai, 2**40, 3, np.float64(0.5), True, constexpr(None), 16, False]
-    kinds, parts = launch_key(many_kinds.kinds, vals, {}, False)
+    kinds, parts = launch_key(many_kinds.kinds, vals, {}, False, _current)
     assert kinds == ("numpy", "cai", "int", "int", "float", "bool", "constexpr",
                      "constexpr", "constexpr")  # fmt: skip
-    assert parts[:4] == (np.dtype("float32"), host.ctypes.data % 16 == 0, np.dtype("float32"), True)
+    # numpy carries no device; a CAI pointer CUDA does not know (no GPU here) has None
+    assert parts[:5] == (
+        np.dtype("float32"), host.ctypes.data % 16 == 0, np.dtype("float32"), None, True,
+    )  # fmt: skip
     spec = build_spec(many_kinds, vals)
     assert spec.types["n"].signature == "i64" and spec.types["b"].signature == "i1"
     assert spec.types["f"].signature == "fp32"
@@ -174,8 +199,8 @@ def test_scalars_as_upstream_types_them():
     u64 past 2**63, refused past 2**64; other numpy scalars are refused."""
     base = [fake_device_array(0x10000, (4,), np.float32)] * 2 + [5, 7]
     rest = [True, None, 16, False]
-    as_float = launch_key(many_kinds.kinds, base + [0.25] + rest, {}, False)
-    as_np = launch_key(many_kinds.kinds, base + [np.float64(0.25)] + rest, {}, False)
+    as_float = launch_key(many_kinds.kinds, base + [0.25] + rest, {}, False, _current)
+    as_np = launch_key(many_kinds.kinds, base + [np.float64(0.25)] + rest, {}, False, _current)
     assert as_float == as_np
     assert build_spec(many_kinds, base + [np.float64(1e300)] + rest).types["f"].signature == "fp32"
     spec = build_spec(many_kinds, [*base[:2], 2**63 + 16, 2**63 - 1, 0.5, *rest])
@@ -186,7 +211,7 @@ def test_scalars_as_upstream_types_them():
         build_spec(many_kinds, [*base[:2], 2**64, 3, 0.5, *rest])
     for v in (np.float32(1), np.int64(3), np.int32(3), np.bool_(True), np.uint64(3)):
         with pytest.raises(tritium.ArgumentError, match=f"numpy.{type(v).__name__} to a kernel"):
-            launch_key(many_kinds.kinds, base + [v] + rest, {}, False)
+            launch_key(many_kinds.kinds, base + [v] + rest, {}, False, _current)
 
 
 @tritium.jit
@@ -211,3 +236,26 @@ def test_np_float64_is_fp32_in_a_loop(monkeypatch, mode):
     np.testing.assert_allclose(y, want, rtol=1e-6)
     with pytest.raises(tritium.ArgumentError, match="numpy.int64"):
         _scaled_sum[(1,)](x, y, 0.1, np.int64(3), BLOCK=16)
+
+
+@tritium.jit
+def scalars_only(n, f, BLOCK: tl.constexpr):
+    pass
+
+
+@pytest.mark.parametrize("interpret", ["0", "1"])
+def test_keys_agree_on_the_current_device_when_no_argument_carries_one(monkeypatch, interpret):
+    """Without array arguments, both keys end with the current device (None interpreted)."""
+    from tritium.jit.jit import _no_device
+    from tritium.runtime import devices
+
+    monkeypatch.setenv("TRITIUM_INTERPRET", interpret)
+    state = _KernelLaunch(scalars_only)
+    for device in ("0", "3"):
+        monkeypatch.setenv("TRITIUM_DEVICE", device)
+        vals = [5, 0.5, 16]
+        current = _no_device if interpret == "1" else devices.current_device
+        general = launch_key(scalars_only.kinds, vals, {}, True, current)
+        fast = _fast_key(state, vals, {})
+        assert general == (("int", "float", "constexpr"), fast)
+        assert fast[-1] == (None if interpret == "1" else int(device))

@@ -355,3 +355,107 @@ def test_a_loops_num_stages_replaces_the_kernels(loop, kernel):
     text = k.asm["ttgir"]
     copies = count(text, "ttg.async_copy_global_to_local")
     assert copies == (0 if loop < 2 else 2 * loop), text
+
+
+# --------------------------------------------------------------------------- one tile, two reads
+
+
+@tritium.jit
+def _two_reads_kernel(x_ptr, y_ptr, o1_ptr, o2_ptr, x_out_ptr, K, EXTRA_USE: tl.constexpr):
+    """Each trip loads a 32x32 tile X and feeds two dots: Y @ X and Y @ X^T (attention
+    backward's Q and dO, read as dK's B operand and, transposed, as the scores' one).
+    EXTRA_USE: X is also stored (not a dot operand: the load stays a load)."""
+    r = tl.arange(0, 32)
+    y = tl.load(y_ptr + r[:, None] * 32 + r[None, :])
+    acc1 = tl.zeros((32, 32), dtype=tl.float32)
+    acc2 = tl.zeros((32, 32), dtype=tl.float32)
+    for k in range(0, K, 32):
+        x = tl.load(x_ptr + (k + r)[:, None] * 32 + r[None, :])
+        acc1 = tl.dot(y, x, acc1)
+        acc2 = tl.dot(y, tl.trans(x), acc2)
+        if EXTRA_USE:
+            tl.store(x_out_ptr + (k + r)[:, None] * 32 + r[None, :], x)
+    tl.store(o1_ptr + r[:, None] * 32 + r[None, :], acc1)
+    tl.store(o2_ptr + r[:, None] * 32 + r[None, :], acc2)
+
+
+def _two_reads(extra_use=False, stop="ttgir"):
+    sig = "*fp16:16,*fp16:16,*fp32:16,*fp32:16,*fp16:16,i32:16"
+    k = tritium.compile(_two_reads_kernel, signature=sig, constexprs={"EXTRA_USE": extra_use},
+                        num_warps=4, stop=stop)  # fmt: skip
+    return k
+
+
+def test_a_tile_read_by_two_dots_is_copied_once():
+    """Before the pass, X reaches its dots through two converts (one after a tt.trans):
+
+        %x = tt.load %p : tensor<32x32x!tt.ptr<f16>, #blocked>
+        %b = ttg.convert_layout %x : ... -> tensor<32x32xf16, #ttg.dot_op<{opIdx = 1, ...}>>
+        %t = tt.trans %x1 {order = array<i32: 1, 0>} ...
+        %bt = ttg.convert_layout %t : ... -> tensor<32x32xf16, #ttg.dot_op<{opIdx = 1, ...}>>
+
+    after it, one ring of X tiles, one copy per trip, and both operands read from the
+    same stage, the second through a transposed view:
+
+        %s = ttg.memdesc_index %ring[%i] : !ttg.memdesc<3x32x32xf16, #shared, ...> -> ...
+        %b = ttg.local_load %s token %w : ... -> tensor<32x32xf16, #ttg.dot_op<{opIdx = 1, ...}>>
+        %v = ttg.memdesc_trans %s {order = array<i32: 1, 0>} : !ttg.memdesc<32x32xf16, #shared, ...>
+                                                               -> !ttg.memdesc<32x32xf16, #shared1, ...>
+        %bt = ttg.local_load %v token %w : ... -> tensor<32x32xf16, #ttg.dot_op<{opIdx = 1, ...}>>
+    """
+    text = _two_reads().asm["ttgir"]
+    _, body, _ = split_loop(text)
+    shared = dict(re.findall(r"^(#shared\d*) = (#ttg\.swizzled_shared<.*>)$", text, re.M))
+    rings = re.findall(r"ttg\.local_alloc \{[^}]*\} : \(\) -> !ttg\.memdesc<3x32x32xf16, (#shared\d*)", text)
+    assert len(rings) == 1  # X only (Y is loaded before the loop)
+    assert count(body, "ttg.async_copy_global_to_local") == 1
+    assert count(body, "ttg.local_alloc") == 0 and count(body, "tt.trans") == 0
+    assert count(body, "ttg.convert_layout") == 0 and count(body, "tt.load") == 0
+    loads = re.findall(r"= ttg\.local_load (%\w+) token", body)
+    assert len(loads) == 2
+    trans = re.search(r"(%\w+) = ttg\.memdesc_trans (%\w+) \{order = array<i32: 1, 0>\} : "
+                      r"!ttg\.memdesc<32x32xf16, (#shared\d*), #smem, mutable> -> "
+                      r"!ttg\.memdesc<32x32xf16, (#shared\d*), #smem, mutable>", body)  # fmt: skip
+    assert trans is not None and trans.group(1) in loads
+    assert trans.group(3) == rings[0]
+    # the view's shared order is the ring's, permuted: the same bytes
+    ring_enc, view_enc = shared[trans.group(3)], shared[trans.group(4)]
+    assert "order = [1, 0]" in ring_enc and ring_enc.replace("[1, 0]", "[0, 1]") == view_enc
+
+
+@pytest.mark.parametrize("landing", ["issue", "wait"])
+def test_a_tile_read_by_two_dots_in_the_interpreter(landing):
+    module = parse_module(_two_reads().asm["ttgir"])
+    rng = np.random.default_rng(3)
+    for K in (0, 32, 96, 160):
+        x = rng.standard_normal((max(K, 1), 32)).astype(np.float16)
+        y = rng.standard_normal((32, 32)).astype(np.float16)
+        o1, o2 = (np.full((32, 32), np.nan, np.float32) for _ in range(2))
+        with shared_memory_model(landing) as model:
+            interpret(module, (1,), [x, y, o1, o2, np.zeros_like(x), K])
+        x64, y64 = x.astype(np.float64)[:K], y.astype(np.float64)
+        tiles = [x64[k : k + 32] for k in range(0, K, 32)]
+        want1 = sum((y64 @ t for t in tiles), np.zeros((32, 32)))
+        want2 = sum((y64 @ t.T for t in tiles), np.zeros((32, 32)))
+        np.testing.assert_allclose(o1, want1, rtol=1e-3, atol=1e-3)
+        np.testing.assert_allclose(o2, want2, rtol=1e-3, atol=1e-3)
+        assert model.copies == 2 + K // 32  # the prologue's two, then one per trip
+
+
+def test_a_tile_read_by_two_dots_in_ptx(ptxas):
+    """Both reads are ldmatrix from the one stage (B row-major: .trans; its transposed
+    view: K contiguous, plain), no shared-memory round trip, one barrier per trip."""
+    ptx = _two_reads(stop="ptx").asm["ptx"]
+    loops = [p for p in re.split(r"\n\$L__BB\d+_\d+:", ptx) if "mma.sync" in p]
+    assert len(loops) == 1
+    body = loops[0]
+    assert body.count("st.shared") == 0 and body.count("ld.shared") == 0
+    assert body.count("bar.sync") == 1
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared") > 0
+    assert body.count("ldmatrix.sync.aligned.m8n8.x4.shared") > 0
+
+
+def test_a_tile_with_a_use_that_is_no_dot_operand_stays_a_load():
+    _, body, _ = split_loop(_two_reads(extra_use=True).asm["ttgir"])
+    assert count(body, "ttg.async_copy_global_to_local") == 0
+    assert count(body, "tt.load") == 1 and count(body, "ttg.memdesc_trans") == 0

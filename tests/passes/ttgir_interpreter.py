@@ -5,8 +5,9 @@ the cross-thread hazards a GPU would race on.
         interpret(module, grid, args)                  # tritium.runtime.interpreter
 
 The interpreter runs one program at a time as if it were one thread; these handlers add
-the `ttg` memory ops (local_alloc / memdesc_index / async copies / commit / wait /
-local_load / local_store / local_dealloc) and `gpu.barrier` with the ordering rules of
+the `ttg` memory ops (local_alloc / memdesc_index / memdesc_trans (a view: its loads
+and stores transpose) / async copies / commit / wait / local_load / local_store /
+local_dealloc) and `gpu.barrier` with the ordering rules of
 the GPU:
 
 * a cp.async's data may land any time between its issue and the `async_wait` that
@@ -45,6 +46,7 @@ from tritium.ir.ttg_memory import (
     LocalLoadOp,
     LocalStoreOp,
     MemDescIndexOp,
+    MemDescTransOp,
 )
 from tritium.ir.ttng import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 from tritium.runtime.interpreter import ops
@@ -120,13 +122,31 @@ def _index(op, fc):
     src, idx, out = fc(op.src), fc(op.index), fc(op.result)
 
     def run(env, st):
-        slots, _ = env[src]
+        slots = env[src][0]
         i = int(env[idx])
         if not 0 <= i < len(slots):
             raise HazardError(f"ttg.memdesc_index {i} outside {len(slots)} stages")
         env[out] = (slots, i)
 
     return run
+
+
+def _trans(op, fc):
+    """A transposed view: (slots, index, True); loads and stores through it transpose."""
+    src, out = fc(op.src), fc(op.result)
+    assert op.order_list == [1, 0]
+
+    def run(env, st):
+        slots, i, *t = env[src]
+        env[out] = (slots, i, not (t and t[0]))
+
+    return run
+
+
+def _view(env, v):
+    """(slots, index, transposed) of a memdesc value."""
+    slots, i, *t = env[v]
+    return slots, i, bool(t and t[0])
 
 
 def _copy(op, fc):
@@ -137,7 +157,7 @@ def _copy(op, fc):
 
     def run(env, st):
         model = _m()
-        slots, i = env[dst]
+        slots, i, trans = _view(env, dst)
         if model.wgmma_reads(slots, i):
             raise HazardError("async copy into a stage a wgmma in flight reads (WAR)")
         if model.since_barrier(model.last_read, slots, i):
@@ -152,6 +172,8 @@ def _copy(op, fc):
         val = rep.from_storage(raw, elem)
         if mask is not None:
             val = np.where(mask, val, np.zeros_like(val))
+        if trans:
+            val = np.ascontiguousarray(val.T)
         model.open.append((slots, i, val))
         model.copies += 1
         if model.landing == "issue":
@@ -188,9 +210,10 @@ def _wait(op, fc):
     return run
 
 
-def _read(slots, i, what: str):
-    """A read of stage `i`: its value, after the RAW checks."""
+def _read(env, v, what: str):
+    """A read of the tile memdesc `v` views: its value, after the RAW checks."""
     model = _m()
+    slots, i, trans = _view(env, v)
     if model.pending(slots, i):
         raise HazardError(f"{what} of a stage whose async copy was not waited for (RAW)")
     if model.since_barrier(model.last_write, slots, i):
@@ -198,14 +221,14 @@ def _read(slots, i, what: str):
     if slots[i] is None:
         raise HazardError(f"{what} of a stage nothing wrote")
     model.last_read[(id(slots), i)] = model.epoch
-    return slots[i]
+    return np.ascontiguousarray(slots[i].T) if trans else slots[i]
 
 
 def _load(op, fc):
     src, out = fc(op.src), fc(op.result)
 
     def run(env, st):
-        env[out] = _read(*env[src], "local_load")
+        env[out] = _read(env, src, "local_load")
 
     return run
 
@@ -226,10 +249,9 @@ def _warp_group_dot(op, fc):
 
     def run(env, st):
         model = _m()
-        tiles = [env[a], env[b]]
-        env[sa], env[sb] = (_read(*t, "warp_group_dot") for t in tiles)
+        env[sa], env[sb] = _read(env, a, "warp_group_dot"), _read(env, b, "warp_group_dot")
         product(env, st)
-        model.wgmma.append(tiles)
+        model.wgmma.append([_view(env, a)[:2], _view(env, b)[:2]])
         model.dots += 1
 
     return run
@@ -258,9 +280,9 @@ def _store(op, fc):
     src, dst = fc(op.src), fc(op.dst)
 
     def run(env, st):
-        slots, i = env[dst]
+        slots, i, trans = _view(env, dst)
         _m().write(slots, i, "local_store")
-        slots[i] = np.array(env[src])
+        slots[i] = np.array(env[src].T if trans else env[src])
 
     return run
 
@@ -269,7 +291,7 @@ def _dealloc(op, fc):
     src = fc(op.src)
 
     def run(env, st):
-        slots, _ = env[src]
+        slots = env[src][0]
         model = _m()
         if any(model.pending(slots, i) for i in range(len(slots))):
             raise HazardError("local_dealloc of a buffer with copies in flight")
@@ -290,6 +312,7 @@ HANDLERS = {
     BarrierOp: _barrier,
     LocalAllocOp: _alloc,
     MemDescIndexOp: _index,
+    MemDescTransOp: _trans,
     AsyncCopyGlobalToLocalOp: _copy,
     AsyncCommitGroupOp: _commit,
     AsyncWaitOp: _wait,

@@ -200,7 +200,7 @@ def fake(monkeypatch):
 def fake_device_array(ptr, shape, dtype):
     """A DeviceArray over an existing address (no allocation, so no GPU needed)."""
     a = DeviceArray.__new__(DeviceArray)
-    a.shape, a.dtype, a.ptr = tuple(shape), np.dtype(dtype), ptr
+    a.shape, a.dtype, a.ptr, a.device = tuple(shape), np.dtype(dtype), ptr, 0
     a.strides = np.empty(shape, dtype).strides
     a.nbytes = int(np.prod(shape)) * a.dtype.itemsize
     return a

@@ -27,22 +27,24 @@ class HostMemory:
         monkeypatch.setattr(driver, "mem_alloc", self.alloc)
         monkeypatch.setattr(driver, "mem_free", self.free)
         monkeypatch.setattr(
-            driver, "memcpy_htod", lambda dst, src, n, s=None: ctypes.memmove(dst, src, n)
+            driver, "memcpy_htod", lambda dst, src, n, s=None, o=None: ctypes.memmove(dst, src, n)
         )
         monkeypatch.setattr(
-            driver, "memcpy_dtoh", lambda dst, src, n, s=None: ctypes.memmove(dst, src, n)
+            driver, "memcpy_dtoh", lambda dst, src, n, s=None, o=None: ctypes.memmove(dst, src, n)
         )
-        monkeypatch.setattr(driver, "memset_d8", lambda p, v, n, s=None: ctypes.memset(p, v, n))
-        monkeypatch.setattr(driver, "synchronize", lambda s=None: None)
+        monkeypatch.setattr(
+            driver, "memset_d8", lambda p, v, n, s=None, o=None: ctypes.memset(p, v, n)
+        )
+        monkeypatch.setattr(driver, "synchronize", lambda s=None, o=None: None)
 
-    def alloc(self, n):
+    def alloc(self, n, ordinal=None):
         if n <= 0:
             return 0
         buf = (ctypes.c_char * n)(*([b"\xab"] * n))  # not zeroed, like cuMemAlloc
         self.live[ctypes.addressof(buf)] = buf
         return ctypes.addressof(buf)
 
-    def free(self, ptr, quiet=False):
+    def free(self, ptr, quiet=False, ordinal=None):
         if ptr:
             self.freed.append(ptr)
             del self.live[ptr]

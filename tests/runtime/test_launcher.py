@@ -4,6 +4,7 @@ packed parameter slots), and real launches of hand-written PTX on a GPU (`-m gpu
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import subprocess
 import time
@@ -348,22 +349,39 @@ def test_empty_grid_launches_nothing(fake):
         lau((1, 1, 1), [x, x, x, 4])
 
 
-def test_new_thread_gets_the_context_and_one_retry(fake, monkeypatch):
+def test_a_launch_outside_its_context_is_retried_once_inside_it(fake, monkeypatch):
+    """CUDA refuses a launch whose function belongs to a context that is not current
+    (CUDA_ERROR_INVALID_CONTEXT: a thread new to CUDA, or another device current): the
+    Launcher retries once in its device's context (driver.using), then reports."""
     lau = fake.bind(add_launcher())
     lau._device = driver.Device(
-        3, "Fake", (9, 0), 1, 1024, 49152, 232448, (2**31 - 1, 65535, 65535), 32, 1, None, None
+        3, "Fake", (9, 0), 1, 1024, 49152, 232448, (2**31 - 1, 65535, 65535), 32, 1, None, 0x30
     )
-    made = []
-    monkeypatch.setattr(driver, "current_ordinal", lambda: made[-1] if made else None)
-    monkeypatch.setattr(driver, "make_current", lambda dev: made.append(dev.ordinal))
+    current = [0x10]  # another device's context is current on this thread
+    used = []
+
+    @contextlib.contextmanager
+    def using(dev):
+        used.append(dev.ordinal)
+        saved, current[0] = current[0], int(dev.context)
+        yield dev
+        current[0] = saved  # popped: the thread's context is as before
+
+    monkeypatch.setattr(driver, "current_context", lambda: current[0])
+    monkeypatch.setattr(driver, "using", using)
     x = fake_device_array(0x1000, (4,), np.float32)
-    fake.results = [201]  # CUDA_ERROR_INVALID_CONTEXT: no context current on this thread
+    fake.results = [201]  # CUDA_ERROR_INVALID_CONTEXT
     lau((1,), [x, x, x, 4])
-    assert made == [3] and len(fake.launches) == 2
-    fake.results = [201, 201]  # the context is current and it still fails: no endless retry
+    assert used == [3] and len(fake.launches) == 2 and current == [0x10]
+    fake.results = [201, 201]  # in its own context and it still fails: no endless retry
     with pytest.raises(LaunchError, match="CUDA_ERROR_INVALID_CONTEXT"):
         lau((1,), [x, x, x, 4])
-    assert made == [3] and len(fake.launches) == 3
+    assert used == [3, 3] and len(fake.launches) == 4
+    current[0] = 0x30  # its context is current: an error is reported at once
+    fake.results = [201]
+    with pytest.raises(LaunchError, match="CUDA_ERROR_INVALID_CONTEXT"):
+        lau((1,), [x, x, x, 4])
+    assert used == [3, 3] and len(fake.launches) == 5
 
 
 def test_launch_records_last_kernel(fake):

@@ -11,7 +11,7 @@
 Buffers are an op's scratch (scratch.py: written and read inside the op, so live only
 while it runs) and the tiles of `ttg.local_alloc`, live from the alloc to its last use: a
 use inside a loop the alloc is not in keeps it alive to the end of that loop; uses through
-`ttg.memdesc_index` views count, and so does a `tt.dot` of a `ttg.local_load` of it (the
+`ttg.memdesc_index` / `ttg.memdesc_trans` views count, and so does a `tt.dot` of a `ttg.local_load` of it (the
 dot re-reads its operands' tiles). Two buffers *interfere* (may not share bytes) when:
 
     scratch / scratch   one of them is small (<= SMALL bytes: reduction partials). Each
@@ -48,6 +48,9 @@ from xdsl.ir import Operation, SSAValue
 from tritium.analysis.scratch import scratch_bytes
 from tritium.analysis.shared_bytes import ALIGN, align
 from tritium.ir.ttg_mma import NVMMASharedEncodingAttr, memdesc_bytes
+
+# ops whose result is a view of their memdesc operand (the same bytes)
+VIEW_OPS = ("ttg.memdesc_index", "ttg.memdesc_trans")
 
 SMALL = 1024
 TILE_ALIGN = 128
@@ -112,11 +115,11 @@ class Allocation:
 
 
 def _is_view(v: SSAValue) -> bool:
-    return isinstance(v.owner, Operation) and v.owner.name == "ttg.memdesc_index"
+    return isinstance(v.owner, Operation) and v.owner.name in VIEW_OPS
 
 
 def _tile_users(v: SSAValue) -> list[Operation]:
-    """Every op using a tile, through `ttg.memdesc_index` views; a `tt.dot` using a
+    """Every op using a tile, through its views (`memdesc_index`, `memdesc_trans`); a `tt.dot` using a
     `ttg.local_load` of it counts too (the dot re-reads its operands' tiles)."""
     out: list[Operation] = []
     todo = [v]
@@ -239,6 +242,7 @@ __all__ = [
     "OFFSET_ATTR",
     "SHARED_ATTR",
     "SMALL",
+    "VIEW_OPS",
     "Allocation",
     "Buffer",
     "allocate",

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects import scf
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from tritium.analysis.allocation import Allocation
+from tritium.analysis.allocation import VIEW_OPS, Allocation
 
 Access = tuple[str, int, int]  # ("r" | "w" | "aw", first byte, end byte)
 State = frozenset
@@ -63,8 +63,9 @@ _COMBINERS = ("tt.reduce", "tt.scan")
 
 
 def tile_alloc(v: SSAValue) -> Operation:
-    """The `ttg.local_alloc` a memdesc value is (a view of)."""
-    while isinstance(v.owner, Operation) and v.owner.name == "ttg.memdesc_index":
+    """The `ttg.local_alloc` a memdesc value is (a view of: `ttg.memdesc_index`,
+    `ttg.memdesc_trans`)."""
+    while isinstance(v.owner, Operation) and v.owner.name in VIEW_OPS:
         v = v.owner.operands[0]
     alloc = v.owner
     if not isinstance(alloc, Operation) or alloc.name != "ttg.local_alloc":

@@ -2,6 +2,7 @@
 
     %buf = ttg.local_alloc : () -> !ttg.memdesc<3x128x32xf16, #shared, #smem, mutable>
     %s = ttg.memdesc_index %buf[%i] : !ttg.memdesc<3x128x32xf16, ...> -> !ttg.memdesc<128x32xf16, ...>
+    %v = ttg.memdesc_trans %s {order = array<i32: 1, 0>} : !ttg.memdesc<128x32xf16, #shared, ...> -> !ttg.memdesc<32x128xf16, #shared1, ...>
     %t = ttg.async_copy_global_to_local %ptrs, %s mask %m : tensor<128x32x!tt.ptr<f16>, #blocked> -> <128x32xf16, #shared, #smem, mutable>
     %g = ttg.async_commit_group tokens %t
     %w = ttg.async_wait %g {num = 1 : i32}
@@ -20,15 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import FunctionType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, FunctionType, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
+    prop_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -46,8 +49,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from tritium.ir import ttg
 from tritium.ir.tt_memory import _parse_memory_modifiers
-from tritium.ir.ttg_mma import AsyncTokenType, MemDescType
-from tritium.ir.types import element_type, encoding_of, i1, is_ptr, shape_of
+from tritium.ir.ttg_mma import AsyncTokenType, MemDescType, SwizzledSharedEncodingAttr
+from tritium.ir.types import element_type, encoding_of, i1, i32, is_ptr, shape_of
 
 
 def _parse_memdesc_body(parser: Parser) -> MemDescType:
@@ -167,6 +170,63 @@ class MemDescIndexOp(IRDLOperation):
         printer.print_attribute(self.src.type)
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class MemDescTransOp(IRDLOperation):
+    """`%v = ttg.memdesc_trans %m {order = array<i32: 1, 0>} : !ttg.memdesc<64x32xf16, #shared, ...>
+    -> !ttg.memdesc<32x64xf16, #shared1, ...>`: the same bytes seen with the dims permuted
+    (`#shared1` is `#shared` with its `order` permuted alike), as upstream's op of that name.
+    A tile written once can so be read as a dot operand and as the transposed operand of
+    another dot."""
+
+    name = "ttg.memdesc_trans"
+    src = operand_def(MemDescType)
+    order = prop_def(DenseArrayBase)
+    result = result_def(MemDescType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$src attr-dict `:` type($src) `->` type($result)"
+
+    def __init__(self, src: SSAValue, order: Sequence[int] = (1, 0)):
+        order = list(order)
+        super().__init__(
+            operands=[src],
+            result_types=[transposed_memdesc(src.type, order)],
+            properties={"order": DenseArrayBase.from_list(i32, order)},
+        )
+
+    @property
+    def order_list(self) -> list[int]:
+        return list(self.order.get_values())
+
+    def verify_(self) -> None:
+        order = self.order_list
+        if sorted(order) != list(range(len(self.src.type.get_shape()))):
+            raise VerifyException("ttg.memdesc_trans: order must be a permutation")
+        if not isinstance(self.src.type.encoding, SwizzledSharedEncodingAttr):
+            raise VerifyException("ttg.memdesc_trans: only #ttg.swizzled_shared tiles")
+        if self.result.type != transposed_memdesc(self.src.type, order):
+            raise VerifyException(
+                "ttg.memdesc_trans: the result must be the source with its dims and its "
+                "shared order permuted by `order`"
+            )
+
+
+def transposed_memdesc(t: MemDescType, order: Sequence[int]) -> MemDescType:
+    """The type of `ttg.memdesc_trans` of a `t` by `order` (a view: dims permuted, and the
+    shared encoding's order with them, so every element keeps its bytes)."""
+    shape = t.get_shape()
+    enc = t.encoding
+    if not isinstance(enc, SwizzledSharedEncodingAttr):
+        raise NotImplementedError(f"ttg.memdesc_trans of a {enc} tile")
+    where = {d: i for i, d in enumerate(order)}  # old dim -> new dim
+    enc = SwizzledSharedEncodingAttr(
+        enc.vec, enc.perPhase, enc.maxPhase, [where[d] for d in enc.order]
+    )
+    return MemDescType(
+        [shape[d] for d in order], t.element_type, enc, t.memory_space, t.mutable
+    )
 
 
 @irdl_op_definition
@@ -400,6 +460,7 @@ OPS: list[type[Operation]] = [
     LocalAllocOp,
     LocalDeallocOp,
     MemDescIndexOp,
+    MemDescTransOp,
     LocalLoadOp,
     LocalStoreOp,
     AsyncCopyGlobalToLocalOp,
@@ -419,4 +480,6 @@ __all__ = [
     "LocalLoadOp",
     "LocalStoreOp",
     "MemDescIndexOp",
+    "MemDescTransOp",
+    "transposed_memdesc",
 ]

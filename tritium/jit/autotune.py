@@ -14,16 +14,17 @@ launch the fastest, as upstream's `triton.autotune`.
     grid = lambda meta: (tritium.cdiv(M, meta["BLOCK_M"]) * tritium.cdiv(N, meta["BLOCK_N"]),)
     matmul_kernel[grid](a, b, c, M, N, K)     # the config's constexprs and options are added
 
-The first launch for each value of the `key` arguments (and the dtypes of the array
-arguments) compiles every config, times each, and caches the fastest; later launches with
-that key use it at once (`kernel.cache`, `kernel.best_config`, `kernel.configs_timings`).
-The configs compile concurrently, each in a process of its own (`compile_pool.py`;
-`TRITIUM_COMPILE_WORKERS` caps them), through the compiled-kernel cache; they are then
-timed one at a time on the GPU, as a serial sweep times them, so the choice is the same.
-A config whose compilation or launch fails (too much shared memory, say) is timed as
-infinitely slow. `TRITIUM_PRINT_AUTOTUNING=1` (or upstream's `TRITON_PRINT_AUTOTUNING`)
-prints each sweep's key, time and choice; `kernel.bench_time` and `kernel.compile_time`
-keep the last sweep's seconds.
+The first launch for each value of the `key` arguments (the dtypes of the array
+arguments, and the device the launch runs on: GPUs of a machine may differ, and each is
+timed on its own) compiles every config, times each, and caches the fastest; later
+launches with that key use it at once (`kernel.cache`, `kernel.best_config`,
+`kernel.configs_timings`). The configs compile concurrently, each in a process of its own
+(`compile_pool.py`; `TRITIUM_COMPILE_WORKERS` caps them), through the compiled-kernel
+cache; they are then timed one at a time on the launch's GPU, as a serial sweep times
+them, so the choice is the same. A config whose compilation or launch fails (too much
+shared memory, say) is timed as infinitely slow. `TRITIUM_PRINT_AUTOTUNING=1` (or
+upstream's `TRITON_PRINT_AUTOTUNING`) prints each sweep's key, time and choice;
+`kernel.bench_time` and `kernel.compile_time` keep the last sweep's seconds.
 
 Timing is CUDA events on the launch stream (`cuEventRecord` through tritium's driver;
 torch's events when cuda-python is missing): a warm-up run, then as many runs as fit in
@@ -46,6 +47,7 @@ the first config that `prune_configs_by` keeps is used.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import statistics
 import time
@@ -59,7 +61,7 @@ from tritium import config
 from tritium.errors import ArgumentError, CompilationError, LaunchError
 from tritium.jit import compile_pool
 from tritium.jit.jit import JITFunction, KernelInterface
-from tritium.runtime import array_kinds, timing
+from tritium.runtime import array_kinds, driver, timing
 
 
 class Config:
@@ -332,12 +334,14 @@ class Autotuner(KernelInterface):
             finally:
                 self.nargs = None
         else:
-            key = self._key(named)
+            device = self.fn.launch_device([named.get(n) for n in self.arg_names])
+            key = (*self._key(named), device)
             config = self.cache.get(key)
             if config is None:
                 self.nargs = named
                 try:
-                    config = self._tune(args, kwargs, named, grid)
+                    with _on(device):  # timed (and staged) on the launch's device
+                        config = self._tune(args, kwargs, named, grid, device)
                 finally:
                     self.nargs = None
                 self.cache[key] = config
@@ -391,7 +395,7 @@ class Autotuner(KernelInterface):
             raise ArgumentError(f"{self.__name__}: every autotune config was pruned")
         return configs
 
-    def _tune(self, args, kwargs, named, grid) -> Config:
+    def _tune(self, args, kwargs, named, grid, device: int) -> Config:
         start = time.perf_counter()
         self.bench_time = self.compile_time = None
         configs = self.prune_configs(kwargs)
@@ -402,7 +406,7 @@ class Autotuner(KernelInterface):
         skw = {k: _stage(v) for k, v in kwargs.items()}
         snamed = self._named(staged, skw)
         try:
-            self._compile_configs(configs, staged, skw)
+            self._compile_configs(configs, staged, skw, device)
             self.compile_time = time.perf_counter() - start
             timings = {c: self._bench(c, staged, skw, snamed, grid) for c in configs}
         finally:
@@ -416,7 +420,7 @@ class Autotuner(KernelInterface):
             raise self._errors[best]
         return best
 
-    def _compile_configs(self, configs: list[Config], args, kwargs) -> None:
+    def _compile_configs(self, configs: list[Config], args, kwargs, device: int) -> None:
         """Compile the configs' kernels together (compile_pool.py) and hand them to the
         JITFunction, so the timed launches find them ready. Whatever does not compile
         here (an error, a kernel already compiled) is left to the launch, as before."""
@@ -433,7 +437,7 @@ class Autotuner(KernelInterface):
             return  # nothing to overlap: the timed launches compile, one after another
         for key, kernel in zip(keys, compile_pool.compile_all(self.fn, requests)):
             if kernel is not None:
-                self.fn.runners[key] = self.fn.runner_for(kernel)
+                self.fn.runners[key] = self.fn.runner_for(kernel, device)
 
     def _report(self, key: tuple, best: Config) -> None:
         """upstream's TRITON_PRINT_AUTOTUNING lines, for a sweep that ran."""
@@ -471,6 +475,14 @@ class Autotuner(KernelInterface):
         except (CompilationError, LaunchError) as e:
             self._errors[config] = e
             return float("inf")
+
+
+def _on(device: int):
+    """The device's context for the tuning (its events, staged copies); nothing to make
+    current without a GPU (a `do_bench` of the caller's times the configs then)."""
+    if not driver.gpu_available():
+        return contextlib.nullcontext()
+    return driver.using(driver.opened(device))
 
 
 def _user_bench(bench: Callable, call: Callable[[], None]) -> float:

@@ -9,6 +9,12 @@ launches the compiled kernel. That is `JITFunction.run`, the general path; `kern
 goes through a generated per-kernel function (launch.py) that launches warm
 specialisations itself.
 
+A launch runs on the device its array arguments are on (else the current device,
+runtime/devices.py), which the key names: a runner is one compiled kernel loaded on one
+device (compiled once per arch through the kernel cache, loaded once per device), and with
+`stream=None` it launches on torch's current stream of that device when the program uses
+torch, as upstream's launches do.
+
 A JITFunction is a `KernelSource` (tritium/frontend/kernel_source.py): what the code
 generator compiles, and recognises when one kernel calls another.
 """
@@ -30,8 +36,15 @@ from tritium.jit.specialize import (
     launch_key,
 )
 from tritium.options import LAUNCH_OPTIONS, Options
+from tritium.runtime import devices, driver
+from tritium.runtime.array_kinds import arguments_device
 
 _MISSING = object()
+
+
+def _no_device() -> None:
+    """The device keyed for an interpreted launch: none (the interpreter touches no GPU)."""
+    return None
 
 
 class KernelInterface:
@@ -128,10 +141,8 @@ class JITFunction(KernelSource, KernelInterface):
         if type(grid) is not tuple or len(grid) != 3:
             grid = self._grid3(grid, vals, opts)
         stream = opts.get("stream") if opts else None
-        if stream is None and not runner.interpreted:
-            from tritium.runtime.driver import torch_stream
-
-            stream = torch_stream()  # (None without torch: the legacy default stream)
+        if stream is None and runner.device is not None:
+            stream = devices.current_stream(runner.device)  # torch's (None without torch)
         runner(grid, vals, stream)
         return runner
 
@@ -144,21 +155,40 @@ class JITFunction(KernelSource, KernelInterface):
         vals, opts = self.bind(args, kwargs)
         kernel = self._runner(vals, opts).kernel
         if kernel.interpret and kernel.metadata.registers is None:
-            kernel.metadata = self._make_runner(vals, opts, False).kernel.metadata
+            gpu = self._make_runner(vals, opts, False, self.launch_device(vals))
+            kernel.metadata = gpu.kernel.metadata
         return kernel
 
     def _runner(self, vals, opts):
-        """The runner of these arguments' specialisation, compiled on a miss."""
+        """The runner of these arguments' specialisation (on their device), compiled on a miss."""
         interpret = self._interpreting()
-        key = launch_key(self.kinds, vals, opts, self.interpret is None)
+        current = _no_device if interpret else devices.current_device
+        key = launch_key(self.kinds, vals, opts, self.interpret is None, current)
         try:
             runner = self.runners.get(key)
         except TypeError:  # a list-valued constexpr
             key = hashable_key(key)
             runner = self.runners.get(key)
         if runner is None:
-            runner = self.runners[key] = self._make_runner(vals, opts, interpret)
+            device = None if interpret else self.launch_device(vals)
+            runner = self.runners[key] = self._make_runner(vals, opts, interpret, device)
         return runner
+
+    def launch_device(self, vals) -> int:
+        """The device a launch with parameter values `vals` runs on: its array arguments'
+        (ArgumentError when they are on two devices), else the current device."""
+        d = arguments_device(self.__name__, self._arrays(vals))
+        return devices.current_device() if d is None else d
+
+    def _arrays(self, vals):
+        """(name, value) of every runtime argument, tuple elements as `t.0`, `t.1.0`."""
+        stack = [(n, v) for n, v, k in zip(self.arg_names, vals, self.kinds) if k != CONSTEXPR]
+        while stack:
+            name, v = stack.pop(0)
+            if type(v) is tuple:
+                stack[:0] = [(f"{name}.{i}", x) for i, x in enumerate(v)]
+            else:
+                yield name, v
 
     def _grid3(self, grid, vals, opts) -> tuple:
         if callable(grid):
@@ -173,29 +203,31 @@ class JITFunction(KernelSource, KernelInterface):
     def _interpreting(self) -> bool:
         return config.interpret() if self.interpret is None else bool(self.interpret)
 
-    def _make_runner(self, vals, opts, interpret: bool):
-        spec, options = self.compile_request(vals, opts, interpret)
-        return self.runner_for(compiler.compile_jit(self, spec, options, interpret=interpret))
+    def _make_runner(self, vals, opts, interpret: bool, device: int | None):
+        """The runner of these values' specialisation on `device` (None: interpreted)."""
+        spec, options = self.compile_request(vals, opts, interpret, device)
+        kernel = compiler.compile_jit(self, spec, options, interpret=interpret)
+        return self.runner_for(kernel, device)
 
-    def compile_request(self, vals, opts, interpret: bool):
-        """(KernelSpec, Options): what a launch with these bound values compiles."""
+    def compile_request(self, vals, opts, interpret: bool, device: int | None = None):
+        """(KernelSpec, Options): what a launch with these bound values compiles (for
+        `device`'s arch; None: the current device's)."""
         spec = build_spec(self, vals)
         arch = opts.get("arch")
         if arch is None and not interpret:
-            from tritium.runtime.driver import current_arch
-
-            arch = compiler.target_arch(current_arch())
+            arch = compiler.target_arch(driver.device_arch(device))
         options = Options.from_launch(opts, arch=arch or "sm_89", debug=bool(self.debug))
         return spec, options
 
-    def runner_for(self, kernel):
-        """The runner of a CompiledKernel of this function (taking all parameter values)."""
+    def runner_for(self, kernel, device: int | None = None):
+        """The runner of a CompiledKernel of this function (taking all parameter values),
+        launching on GPU `device` (None: where its first launch's arguments are)."""
         paths = [self._path(n) for n in kernel.runtime_params]
         if all(len(p) == 1 for p in paths):
-            runner = kernel.make_runner([p[0] for p in paths])
+            runner = kernel.make_runner([p[0] for p in paths], device)
         else:
             # a tuple argument: its runtime leaves (`t.0`, `t.1.0`) picked out of the values
-            inner = kernel.make_runner(list(range(len(paths))))
+            inner = kernel.make_runner(list(range(len(paths))), device)
 
             def run_leaves(grid, vals, stream):
                 leaves = []
@@ -206,6 +238,7 @@ class JITFunction(KernelSource, KernelInterface):
                     leaves.append(v)
                 return inner(grid, leaves, stream)
 
+            run_leaves.device = inner.device  # type: ignore[attr-defined]
             run_leaves.interpreted = inner.interpreted  # type: ignore[attr-defined]
             runner = run_leaves
         runner.kernel = kernel  # (warmup's result)
@@ -224,7 +257,7 @@ class JITFunction(KernelSource, KernelInterface):
         interpret = self._interpreting()
         if interpret:
             return None
-        key = launch_key(self.kinds, vals, opts, self.interpret is None)
+        key = launch_key(self.kinds, vals, opts, self.interpret is None, devices.current_device)
         try:
             if key in self.runners:
                 return None
@@ -232,7 +265,7 @@ class JITFunction(KernelSource, KernelInterface):
             key = hashable_key(key)
             if key in self.runners:
                 return None
-        return (key, *self.compile_request(vals, opts, interpret))
+        return (key, *self.compile_request(vals, opts, interpret, self.launch_device(vals)))
 
 
 def jit(fn=None, *, do_not_specialize=(), debug=None, interpret=None, noinline=False, **_ignored):

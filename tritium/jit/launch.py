@@ -13,12 +13,13 @@ three torch tensors and an int:
                stream=None, num_warps=None, num_stages=None, <other options>=None, **_t_kw):
         if _type(x_ptr) is _T0 and ... and _type(n) is _int and <other options> is None ...:
             _t_p0 = x_ptr.data_ptr(); _t_p1 = ...; _t_p2 = ...
-            _t_key = (x_ptr.dtype, x_ptr.is_cuda, _t_p0 & 15 == 0, ...,        # pointers
+            _t_key = (x_ptr.dtype, x_ptr.get_device(), _t_p0 & 15 == 0, ...,  # pointers
                       n == 1, n & 15 == 0, -2**31 <= n <= 2**31 - 1, n < 2**63,  # the int
                       BLOCK_SIZE, num_warps, num_stages, _t_interp.on)
             _t_e = _t_entries.get(_t_key)   # a raw launch entry (runtime/launch_entry.py)
             if _t_e is not None:
                 <grid to 3 ints>; <pop a parameter buffer>; pack(buf, 0, _t_p0, _t_p1, _t_p2, n)
+                stream = <torch's current stream on the entry's device> if stream is None
                 cuLaunchKernel(function, gx, gy, gz, block, 1, 1, shared, stream, argv, 0)
                 return
             return _t_miss(...)    # general path, then registers the entry for _t_key
@@ -26,27 +27,40 @@ three torch tensors and an int:
 
 The key is the general path's (`specialize.launch_key`), written from the same rules
 (`specialize.RULES`, with the argument reads of `runtime/array_kinds.py`) for the kinds the
-guards fix: pointer dtype and 16-byte alignment (and, for torch, `is_cuda`, so a CPU tensor
-never reaches the driver), int width / ==1 / divisibility by 16, constexpr values, the
-options in it, and the interpreter switch (`config.INTERPRET.on`, kept current without
-reading the environment). So an entry is only ever used for arguments the general path
-would send to the same compiled kernel. Anything unusual (numpy arrays, which are staged;
-other options; a launch error; a bad grid; a value struct cannot pack) takes the general
-path, which reports it. Each generated layout has its own entries dict; after MAX_RETYPES
-regenerations a kernel keeps the last layout.
+guards fix: pointer dtype, device (torch's `get_device()`, -1 for a CPU tensor, which so
+never reaches the driver; a DeviceArray's `device`, cupy's `device.id`) and 16-byte
+alignment, int width / ==1 / divisibility by 16, constexpr values, the options in it, the
+interpreter switch (`config.INTERPRET.on`, kept current without reading the environment)
+and, only when no argument carries a device, the current device. So an entry is only ever
+used for arguments the general path would send to the same compiled kernel on the same
+device, and arguments on two devices never find one (the general path refuses them).
+
+The stream of a launch with `stream=None` is torch's current stream on the entry's device
+(`torch._C._cuda_getCurrentRawStream(device)`, a C call, then a dict lookup for its
+CUstream; a stream seen for the first time takes the general path once), as upstream's
+launches: read when the arguments include torch tensors, or when the program had
+initialised torch's CUDA state when the function was generated; else the legacy default
+stream. A launch whose device's context is not current fails (CUDA_ERROR_INVALID_CONTEXT)
+and takes the general path, which launches in that context (runtime/launcher.py).
+
+Anything unusual (numpy arrays, which are staged; other options; a launch error; a bad
+grid; a value struct cannot pack) takes the general path, which reports it. Each generated
+layout has its own entries dict; after MAX_RETYPES regenerations a kernel keeps the last
+layout.
 """
 
 from __future__ import annotations
 
 import inspect
 import struct
+import sys
 import textwrap
 
 from tritium import config
 from tritium.errors import ArgumentError
-from tritium.jit.specialize import CONSTEXPR, KINDS_NS, OPTION_PARTS, RULES
+from tritium.jit.specialize import CONSTEXPR, KINDS_NS, OPTION_PARTS, RULES, carries_device
 from tritium.options import LAUNCH_OPTIONS
-from tritium.runtime import driver
+from tritium.runtime import devices, driver
 from tritium.runtime.array_kinds import is_interned_dtype, kind_of
 from tritium.runtime.launch_entry import build_entry
 
@@ -97,6 +111,11 @@ def _inline_tests(parts: list[str], values: tuple, ns: dict) -> str | None:
             tests.append(f"not ({expr})")
         elif v is None:
             tests.append(f"{expr} is None")
+        elif type(v) is int and -5 <= v <= 256:  # (devices, most constexprs)
+            ns[f"_t_v{i}"] = v
+            # CPython keeps one object per small int: `is` is the cheaper test, and an equal
+            # value that is another object (a bool, a numpy int) takes the dict path
+            tests.append(f"{expr} is _t_v{i}")
         elif type(v) in (int, float, str):
             ns[f"_t_v{i}"] = v
             tests.append(f"{expr} == _t_v{i}")
@@ -221,8 +240,10 @@ class _KernelLaunch:
         that specialisation is recognised by inline tests instead of a dict lookup."""
         ns = dict(self.ns, **KINDS_NS)
         guards, reads, key, values, candidates = [], [], [], [], []
+        carried = False
         for i, (name, (kind, tp)) in enumerate(zip(self.names, kinds)):
             rule = RULES[kind, self.jf.kinds[i]]
+            carried = carried or carries_device(rule)
             if kind == "none":
                 guards.append(f"{name} is None")
             elif kind != "constexpr":
@@ -239,6 +260,10 @@ class _KernelLaunch:
         key += list(OPTIONS)
         if self.jf.interpret is None:
             key.append("_t_interp.on")
+        if not carried:  # as specialize.launch_key: the current device (none interpreted)
+            ns["_t_curdev"] = devices.current_device
+            key.append("_t_curdev()" if self.jf.interpret is False else
+                       "(None if _t_interp.on else _t_curdev())")  # fmt: skip
         lookup = f"""\
             _t_key = ({", ".join(key)},)
             _t_e = _t_entries.get(_t_key)"""
@@ -252,10 +277,14 @@ class _KernelLaunch:
             else:
 {textwrap.indent(lookup, "    ")}"""
         stream0 = "_t_st"  # the entry's: the legacy default stream
-        reader = driver.torch_stream_reader() if any(k == "torch" for k, _ in kinds) else None
-        if reader is not None:  # torch's current stream, as upstream launches on
-            stream0 = "_t_drv.stream(_t_tsr(_t_tdev))"
-            ns.update(_t_tsr=reader, _t_tdev=driver.current_ordinal() or 0)
+        torch = sys.modules.get("torch")
+        if any(k == "torch" for k, _ in kinds) and torch is not None:
+            reader = devices.torch_stream_reader(torch)
+        else:
+            reader = devices.stream_reader()  # torch's, if the program uses it on the GPU
+        if reader is not None:  # torch's current stream on the entry's device
+            stream0 = "_t_sd[_t_tsr(_t_dev)]"
+            ns.update(_t_tsr=reader, _t_sd=driver.streams)
         ns.update(
             _type=type, _tuple=tuple, _len=len, _t_entries=entries,
             _t_interp=config.INTERPRET.watch(), _t_keyerrs=_KEY_ERRORS, _t_fallback=_FALLBACK,
@@ -282,12 +311,12 @@ class _KernelLaunch:
                     _t_x, _t_y, _t_z = _t_g
                 else:
                     _t_x, _t_y, _t_z = _t_g + _t_pad[_t_n]
-                _t_cu, _t_f, _t_pack, _t_pool, _t_bx, _t_shm, _t_st, _t_name = _t_e
+                _t_cu, _t_f, _t_pack, _t_pool, _t_bx, _t_shm, _t_st, _t_name, _t_dev = _t_e
+                _t_s = {stream0} if stream is None else _t_drv.stream(stream)
                 _t_b = _t_pool.pop()
                 try:
                     _t_pack(_t_b[0], 0, {", ".join(values)})
-                    (_t_err,) = _t_cu(_t_f, _t_x, _t_y, _t_z, _t_bx, 1, 1, _t_shm,
-                        {stream0} if stream is None else _t_drv.stream(stream), _t_b[1], 0)
+                    (_t_err,) = _t_cu(_t_f, _t_x, _t_y, _t_z, _t_bx, 1, 1, _t_shm, _t_s, _t_b[1], 0)
                 finally:
                     _t_pool.append(_t_b)
             except _t_fallback:

@@ -14,16 +14,19 @@ Python float, so it is `fp32` too; every other numpy scalar (`np.float32`, `np.i
 
 | kind | keyed | compiled as |
 |---|---|---|
-| an array (array_kinds: torch, cupy, DeviceArray, numpy, CAI) | its dtype; `is_cuda` (torch); `{p} & 15 == 0` | `*<dtype>`, `tt.divisibility = 16` when aligned |
+| an array (array_kinds: torch, cupy, DeviceArray, numpy, CAI) | its dtype; its device (not numpy: torch's `get_device()`, -1 on the CPU); `{p} & 15 == 0` | `*<dtype>`, `tt.divisibility = 16` when aligned; the device picks where it loads and runs |
 | `int` | `== 1`; `& 15 == 0`; fits i32; fits i64 | the constant 1, else i32 / i64 / u64, divisible by 16 |
 | `int`, `do_not_specialize` | fits i32; fits i64 | i32 / i64 / u64 |
-| an array, `do_not_specialize` | its dtype (and `is_cuda`) | `*<dtype>` |
+| an array, `do_not_specialize` | its dtype (and device) | `*<dtype>` |
 | `float` (also `np.float64`), `bool`, `None` | (the kind itself) | fp32, i1, the constant None |
 | a `tl.constexpr` parameter (or a `constexpr` value, a `@jit` function) | the value | a constant |
 | a tuple (also nested) | each element's kind and facts, by these rules | one leaf per element, named `t.0`, `t.1.2`, ... |
 
-then the options `num_warps` and `num_stages` (None when not given) and, when the kernel
-does not fix `interpret`, TRITIUM_INTERPRET (`config.INTERPRET.on`).
+then the options `num_warps` and `num_stages` (None when not given), when the kernel
+does not fix `interpret`, TRITIUM_INTERPRET (`config.INTERPRET.on`), and, when no
+argument's kind carries a device (scalars, numpy arrays), the current device
+(runtime/devices.py; None when interpreting). So a key names one device: a runner, and a
+fast-path entry, launch on that device only.
 
 Both paths read the same text: the general path (`launch_key`, in `JITFunction.run`)
 through functions compiled from it, and the generated launch function (launch.py) inline,
@@ -53,7 +56,7 @@ from tritium.frontend.core import constexpr
 from tritium.frontend.kernel_source import KernelSource
 from tritium.frontend.ttir import KernelSpec
 from tritium.options import IGNORED_LAUNCH_OPTIONS
-from tritium.runtime.array_kinds import KINDS, kind_of
+from tritium.runtime.array_kinds import EXPRESSION_NAMES, KINDS, kind_of
 
 __all__ = [
     "CONSTEXPR",
@@ -63,6 +66,7 @@ __all__ = [
     "RUNTIME",
     "KeyRule",
     "build_spec",
+    "carries_device",
     "int_signature",
     "launch_key",
     "rule_for",
@@ -114,14 +118,14 @@ def _tuple_key(t: tuple) -> tuple:
 
 
 # names the rules' expressions use (the array kinds', the tuple key)
-KINDS_NS = {"_np_dtype": np.dtype, "_tuple_key": _tuple_key}
+KINDS_NS = {**EXPRESSION_NAMES, "_tuple_key": _tuple_key}
 
 
 def _array_rule(kind, spec: int) -> KeyRule:
     parts, names = [kind.dtype], ["dtype"]
-    if kind.on_device is not None:
-        parts.append(kind.on_device)
-        names.append("on_device")
+    if kind.device is not None:
+        parts.append(kind.device)
+        names.append("device")
     if spec != NO_SPECIALIZE:
         parts.append(ALIGNED)
         names.append("aligned")
@@ -187,19 +191,29 @@ def rule_for(v, spec: int) -> KeyRule:
     return RULES[value_kind(v), spec]
 
 
-def launch_key(specs, vals, opts: dict, keyed_interpret: bool) -> tuple:
+def carries_device(rule: KeyRule) -> bool:
+    """Arguments of `rule`'s kind say which device they are on (arrays other than numpy)."""
+    return "device" in rule.names
+
+
+def launch_key(specs, vals, opts: dict, keyed_interpret: bool, current_device) -> tuple:
     """The general path's key of a launch: `(kinds, parts)`, then the other options.
     `specs[i]` is how parameter i is declared (RUNTIME, CONSTEXPR, NO_SPECIALIZE);
-    `keyed_interpret`: the kernel does not fix `interpret`, so TRITIUM_INTERPRET is keyed."""
+    `keyed_interpret`: the kernel does not fix `interpret`, so TRITIUM_INTERPRET is keyed;
+    `current_device()`: the device to key when no argument's kind carries one."""
     kinds = []
     parts: list = []
+    carried = False
     for v, spec in zip(vals, specs):
         rule = rule_for(v, spec)
         kinds.append(rule.kind)
         parts += rule.read(v)
+        carried = carried or carries_device(rule)
     parts += [opts.get(o) for o in OPTION_PARTS]
     if keyed_interpret:
         parts.append(config.interpret())
+    if not carried:
+        parts.append(current_device())
     key: tuple = (tuple(kinds), tuple(parts))
     rest = tuple(sorted((k, v) for k, v in opts.items() if k not in _NOT_IN_REST))
     return key + (rest,) if rest else key

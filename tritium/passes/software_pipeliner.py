@@ -32,13 +32,31 @@ shared-memory buffers `num_stages - 1` iterations ahead.
     ttg.async_wait {num = 0 : i32}
     ttg.local_dealloc %buf
 
-Which loads: in an `scf.for` whose body holds a `tt.dot`, a `tt.load` whose only use
+Which loads: in an `scf.for` whose body holds a `tt.dot`, a `tt.load` each of whose uses
 reaches a `ttg.convert_layout` to a dot-operand layout (through single-use elementwise
-ops such as a bitcast, layout conversions, and one `tt.trans`: then the pointers and
-mask are transposed, a register permutation, and the copy writes the transposed tile,
-which the dot reads as is: `tl.dot(q, tl.trans(k))`), with no `other` or a zero one (cp.async zero-fills masked
-elements), whose address and mask are computed by side-effect-free ops, and that moves
-at least 4 bytes per copy (cp.async's minimum). Its address/mask computation (the
+ops such as a bitcast, layout conversions, and one `tt.trans`), with no `other` or a zero
+one (cp.async zero-fills masked elements), whose address and mask are computed by
+side-effect-free ops, and that moves at least 4 bytes per copy (cp.async's minimum).
+One tile per load, whatever the number of reads: when every read transposes, the
+pointers and mask are transposed (a register permutation) and the copy writes the
+transposed tile, which the dot reads as is (`tl.dot(q, tl.trans(k))`); otherwise the tile
+keeps the load's orientation and a transposing read goes through `ttg.memdesc_trans`
+(upstream's OptimizeDotOperands fuses `tt.trans` into the shared view the same way).
+The tile's swizzle is each read's own choice (`operand_buffer_type`); reads that would
+choose different ones leave the load alone (upstream's
+`getSharedEncIfAllUsersAreDotEnc`). Attention's backward reads Q and dO (dK/dV) or K (dQ)
+both ways:
+
+    %q = tt.load %p, %m, %zero : tensor<64x64x!tt.ptr<f16>, #blocked>
+    %a = ttg.convert_layout %q : ... -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 1, ...}>>
+    %t = tt.trans %q1 {order = array<i32: 1, 0>} : ... (%q1: %q converted)
+    %b = ttg.convert_layout %t : ... -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 1, ...}>>
+  =>
+    %s = ttg.memdesc_index %buf[%ext1]                                (after the copies)
+    %a = ttg.local_load %s token %w -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 1, ...}>>
+    %v = ttg.memdesc_trans %s {order = array<i32: 1, 0>}    (#shared, order [1, 0] ->
+                                                               #shared1, order [0, 1])
+    %b = ttg.local_load %v token %w -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 1, ...}>> Its address/mask computation (the
 backward slice inside the body, through loop-carried values: the pointer increments)
 is stage 0, run `num_stages - 1` iterations ahead: cloned into the prologue for
 iterations 0 .. num_stages - 2 and into the loop for iteration k + num_stages - 1, on
@@ -54,7 +72,9 @@ second `bar.sync` per iteration (before the copies). Here the ring has `num_stag
 buffers and the copies go first, into the buffer read one trip ago: the wait's
 `bar.sync` is the only barrier of the iteration, and the copies have one more trip of
 compute to land. One commit group per iteration (upstream: one per load). The stage
-count is lowered until the ring fits the target's shared memory (upstream fails at
+count is lowered until the ring fits the target's shared memory beside the operand
+tiles resident through the loop (`resident_tile_bytes`) and, when an op with scratch
+runs in the loop, the kernel's scratch (upstream fails at
 launch instead). The tile is swizzled as optimize-dot-operands would (`#shared`).
 """
 
@@ -72,6 +92,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
+from tritium.analysis.allocation import SMALL
+from tritium.analysis.scratch import scratch_bytes
 from tritium.ir import arith, tt
 from tritium.ir.arith import constant_value
 from tritium.ir.shared_layout import memdesc_tile
@@ -84,8 +106,16 @@ from tritium.ir.ttg_memory import (
     LocalDeallocOp,
     LocalLoadOp,
     MemDescIndexOp,
+    MemDescTransOp,
+    transposed_memdesc,
 )
-from tritium.ir.ttg_mma import DotOperandEncodingAttr, MemDescType, memdesc_bytes
+from tritium.ir.ttg_mma import (
+    DotOperandEncodingAttr,
+    MemDescType,
+    SwizzledSharedEncodingAttr,
+    is_mma_to_dot_shortcut,
+    memdesc_bytes,
+)
 from tritium.ir.types import bitwidth, element_type, encoding_of, i1, i32, shape_of, with_element
 from tritium.passes.accelerate_matmul import compute_capability
 from tritium.passes.convert_triton_to_tritongpu import transposed_operand_layout
@@ -107,14 +137,23 @@ def smem_limit(capability: int) -> int:
 
 
 @dataclass
-class PipelinedLoad:
-    """A load feeding a dot operand: load -> chain (elementwise) -> convert_layout."""
+class OperandRead:
+    """One use of a pipelined load: chain (elementwise, converts, at most one trans) ->
+    convert_layout to a dot-operand layout."""
 
-    load: tt.LoadOp
     chain: list[Operation]
     convert: ConvertLayoutOp
+    transposed: bool  # a tt.trans in the chain
+
+
+@dataclass
+class PipelinedLoad:
+    """A load feeding dot operands: one read per use, all from one tile."""
+
+    load: tt.LoadOp
+    reads: list[OperandRead]
     buffer: MemDescType  # one stage
-    transposed: bool = False  # a tt.trans in the chain: the tile holds the transpose
+    transposed: bool = False  # every read transposes: the tile holds the transpose
 
 
 @dataclass
@@ -152,17 +191,33 @@ def _operands_deep(op: Operation):
                 yield v
 
 
-def _dot_operand_use(load: tt.LoadOp) -> tuple[list[Operation], ConvertLayoutOp] | None:
-    """The single-use chain from `load` to a convert into a dot-operand layout: unary
-    elementwise ops, converts between distributed layouts and at most one 2D `tt.trans`
-    (`tl.trans(k)` of attention's q @ k^T: the copy then writes the transposed tile)."""
+def _dot_operand_reads(load: tt.LoadOp) -> list[OperandRead] | None:
+    """One read per use of `load`, each a chain to a dot operand (`_dot_operand_use`);
+    None when a use is anything else."""
+    reads = []
+    for use in load.result.uses:
+        found = _dot_operand_use(load, use.operation)
+        if found is None:
+            return None
+        chain, convert = found
+        reads.append(OperandRead(chain, convert, any(isinstance(c, tt.TransOp) for c in chain)))
+    return reads or None
+
+
+def _dot_operand_use(
+    load: tt.LoadOp, user: Operation
+) -> tuple[list[Operation], ConvertLayoutOp] | None:
+    """The single-use chain from `load` through its use by `user` to a convert into a
+    dot-operand layout: unary elementwise ops, converts between distributed layouts and at
+    most one 2D `tt.trans` (`tl.trans(k)` of attention's q @ k^T)."""
     chain: list[Operation] = []
     v: SSAValue = load.result
     while True:
-        uses = list(v.uses)
-        if len(uses) != 1:
-            return None
-        user = uses[0].operation
+        if chain:
+            uses = list(v.uses)
+            if len(uses) != 1:
+                return None
+            user = uses[0].operation
         if user.parent_block() is not load.parent_block():
             return None
         if isinstance(user, ConvertLayoutOp):
@@ -227,26 +282,44 @@ def _find_loads(loop: scf.ForOp, axis) -> list[tuple[PipelinedLoad, set[int], se
         t = op.result.type
         if len(shape_of(t)) != 2 or not _zero_other(op):
             continue
-        use = _dot_operand_use(op)
-        if use is None:
+        reads = _dot_operand_reads(op)
+        if reads is None:
             continue
-        chain, convert = use
         bits = bitwidth(element_type(t))
         if axis.vector_width(op) * bits < 32:
             continue  # cp.async moves 4, 8 or 16 bytes
-        transposed = any(isinstance(c, tt.TransOp) for c in chain)
-        if transposed and not isinstance(encoding_of(t), BlockedEncodingAttr):
+        transposed = all(r.transposed for r in reads)
+        if any(r.transposed for r in reads) and not isinstance(
+            encoding_of(t), BlockedEncodingAttr
+        ):
             continue
-        tile_type = transposed_type(t) if transposed else t
-        buffer = operand_buffer_type(tile_type, encoding_of(convert.result.type))
-        if memdesc_tile(buffer).contiguous * bits < 32:
+        buffer = _shared_buffer(t, reads, transposed)
+        if buffer is None or memdesc_tile(buffer).contiguous * bits < 32:
             continue
         roots = [op.ptr] + [v for v in (op.mask, op.other) if v is not None]
         sl = _slice(loop, roots)
         if sl is None:
             continue
-        out.append((PipelinedLoad(op, chain, convert, buffer, transposed), *sl))
+        out.append((PipelinedLoad(op, reads, buffer, transposed), *sl))
     return out
+
+
+def _shared_buffer(t, reads: list[OperandRead], transposed: bool) -> MemDescType | None:
+    """The one tile every read of a load of type `t` can take its operand from (in the
+    transposed orientation if `transposed`): each read's own choice (`operand_buffer_type`),
+    seen from the tile's orientation, must be the same; None otherwise (upstream's
+    `getSharedEncIfAllUsersAreDotEnc`)."""
+    found = set()
+    for r in reads:
+        own = operand_buffer_type(
+            transposed_type(t) if r.transposed else t, encoding_of(r.convert.result.type)
+        )
+        if r.transposed != transposed:
+            if not isinstance(own.encoding, SwizzledSharedEncodingAttr):
+                return None  # a view of this tile kind is not modelled (memdesc_trans)
+            own = transposed_memdesc(own, [1, 0])
+        found.add(own)
+    return found.pop() if len(found) == 1 else None
 
 
 def plan_loop(loop: scf.ForOp, axis) -> LoopPlan | None:
@@ -272,9 +345,9 @@ def _rest(plan: LoopPlan) -> None:
     loop = plan.loop
     block = loop.body.block
     yields = block.last_op.operands
-    replaced = {id(p.convert) for p in plan.loads}
+    replaced = {id(r.convert) for p in plan.loads for r in p.reads}
     skipped = replaced | {id(p.load) for p in plan.loads}
-    skipped |= {id(c) for p in plan.loads for c in p.chain}
+    skipped |= {id(c) for p in plan.loads for r in p.reads for c in r.chain}
     ops: set[int] = set()
     args: set[int] = set()
     todo: list[SSAValue] = []
@@ -312,13 +385,62 @@ def _rest(plan: LoopPlan) -> None:
 
 
 def choose_stages(plan: LoopPlan, num_stages: int, capability: int) -> int:
-    """`num_stages`, lowered until the ring of buffers fits in shared memory (0: not even
-    two stages fit)."""
+    """`num_stages`, lowered until the ring of buffers fits in shared memory beside the
+    tiles that stay resident through the loop (0: not even two stages fit)."""
     per_stage = sum(memdesc_bytes(p.buffer) for p in plan.loads)
+    room = smem_limit(capability) - resident_tile_bytes(plan.loop) - _apart_scratch(plan)
     stages = num_stages
-    while stages >= 2 and stages * per_stage > smem_limit(capability):
+    while stages >= 2 and stages * per_stage > room:
         stages -= 1
     return stages if stages >= 2 else 0
+
+
+def resident_tile_bytes(loop: scf.ForOp) -> int:
+    """Bytes of the shared tiles live through `loop` besides its ring: the dot operands
+    converted before the loop and used inside it, which optimize-dot-operands stages in
+    a tile each (attention's Q in the forward, K and V in the dK/dV backward)."""
+    inside = {id(op) for op in loop.walk()}
+    total, seen = 0, set()
+    for op in loop.walk():
+        for v in op.operands:
+            cvt = v.owner
+            if id(cvt) in seen or id(cvt) in inside or not isinstance(cvt, ConvertLayoutOp):
+                continue
+            seen.add(id(cvt))
+            dst = encoding_of(cvt.result.type)
+            if not isinstance(dst, DotOperandEncodingAttr) or len(shape_of(cvt.src.type)) != 2:
+                continue
+            if is_mma_to_dot_shortcut(encoding_of(cvt.src.type), dst, bitwidth(cvt.src.type)):
+                continue
+            total += memdesc_bytes(operand_buffer_type(cvt.src.type, dst))
+    return total
+
+
+def _scratch(op: Operation) -> int:
+    """The scratch bytes `op` will need once lowered (a convert to a dot operand becomes
+    a tile, optimize-dot-operands, or a register permutation instead)."""
+    if isinstance(op, ConvertLayoutOp) and isinstance(
+        encoding_of(op.result.type), DotOperandEncodingAttr
+    ):
+        return 0
+    return scratch_bytes(op)
+
+
+def _apart_scratch(plan: LoopPlan) -> int:
+    """The kernel's scratch bytes when they cannot share the ring's: the allocator lets a
+    tile share bytes with scratch only when no op with scratch runs while it lives
+    (analysis/allocation.py), so an op with scratch in the loop (the dK/dV backward's lse
+    and delta conversions) puts them all beside the ring: each small one, and the largest
+    of the others (they share one region). The pipelined loads' conversions go away."""
+    loop = plan.loop
+    gone = {id(c) for p in plan.loads for r in p.reads for c in r.chain}
+    if not any(_scratch(op) for op in loop.walk() if id(op) not in gone):
+        return 0
+    func = loop
+    while func.parent_op() is not None and not isinstance(func, tt.FuncOp):
+        func = func.parent_op()
+    sizes = [b for b in (_scratch(op) for op in func.walk() if id(op) not in gone) if b]
+    return sum(b for b in sizes if b <= SMALL) + max((b for b in sizes if b > SMALL), default=0)
 
 
 # --------------------------------------------------------------------------- rewriting
@@ -445,12 +567,12 @@ def pipeline_loop(plan: LoopPlan, stages: int) -> scf.ForOp:
     iv.replace_all_uses_with(new_iv)
     for k, a in kept.items():
         block.args[k + 1].replace_all_uses_with(a)
-    reads = {id(p.convert): (p, buf) for p, buf in zip(plan.loads, bufs)}
+    reads = {id(r.convert): (p, r, buf) for p, buf in zip(plan.loads, bufs) for r in p.reads}
     keep_ids = {id(op) for op in plan.keep_ops}
     for op in list(block.ops):
         if id(op) in reads:
-            p, buf = reads[id(op)]
-            _read_stage(body, p, buf, ext1, wait)
+            p, r, buf = reads[id(op)]
+            _read_stage(body, p, r, buf, ext1, wait)
         elif id(op) in keep_ids:
             op.detach()
             body(op).location = op.location
@@ -471,21 +593,24 @@ def pipeline_loop(plan: LoopPlan, stages: int) -> scf.ForOp:
     return new_loop
 
 
-def _read_stage(emit: _Emitter, p: PipelinedLoad, buf, index, token) -> None:
-    """Replace the convert (and the chain before it) by a local_load of the stage; the
+def _read_stage(emit: _Emitter, p: PipelinedLoad, r: OperandRead, buf, index, token) -> None:
+    """Replace the read's convert (and the chain before it) by a local_load of the stage,
+    through a `ttg.memdesc_trans` view when the read's orientation is not the tile's; the
     chain's elementwise ops follow in the dot-operand layout (its converts and trans are
-    done: the tile is already in the operand's orientation)."""
+    done: the view is in the operand's orientation)."""
     view = emit(MemDescIndexOp(buf, index)).result
-    operand = p.convert.result.type
+    if r.transposed != p.transposed:
+        view = emit(MemDescTransOp(view, [1, 0])).result
+    operand = r.convert.result.type
     ld = LocalLoadOp(view, with_element(operand, element_type(p.load.result.type)), token)
     ld.location = p.load.location
     value = emit(ld).result
-    for op in p.chain:
+    for op in r.chain:
         if isinstance(op, ConvertLayoutOp | tt.TransOp):
             continue
         new = emit(op.clone(value_mapper={op.operands[0]: value}))
         value = set_type(new.results[0], with_element(operand, element_type(op.results[0].type)))
-    p.convert.result.replace_all_uses_with(value)
+    r.convert.result.replace_all_uses_with(value)
 
 
 # --------------------------------------------------------------------------- the pass
@@ -536,6 +661,7 @@ class SoftwarePipelinePass(ModulePass):
 
 __all__ = [
     "LoopPlan",
+    "OperandRead",
     "PipelinedLoad",
     "SoftwarePipelinePass",
     "choose_stages",

@@ -1,13 +1,13 @@
 """Every kind of array a kernel argument can be, in one place: how to read its address,
-its dtype, whether it is on the GPU, and how to zero / save / restore it.
+its dtype, which GPU holds it, and how to zero / save / restore it.
 
-| kind | recognised by | address | dtype | on the GPU |
+| kind | recognised by | address | dtype | device (ordinal) |
 |---|---|---|---|---|
-| `numpy` | `np.ndarray` | `a.ctypes.data` (host memory) | `a.dtype` | never: the Launcher stages it |
-| `device_array` | tritium's `DeviceArray` | `a.ptr` | `a.dtype` | always |
-| `torch` | a `torch` type with `data_ptr` and `is_cuda` | `a.data_ptr()` | `a.dtype` (`torch.float32`) | `a.is_cuda` |
-| `cupy` | a `cupy` type with `data.ptr` | `a.data.ptr` | `a.dtype` | always |
-| `cai` | any other `__cuda_array_interface__` | its `data[0]` | its `typestr` as a numpy dtype | always |
+| `numpy` | `np.ndarray` | `a.ctypes.data` (host memory) | `a.dtype` | none: the Launcher stages it on the launch's device |
+| `device_array` | tritium's `DeviceArray` | `a.ptr` | `a.dtype` | `a.device` |
+| `torch` | a `torch` type with `data_ptr` and `is_cuda` | `a.data_ptr()` | `a.dtype` (`torch.float32`) | `a.get_device()` (-1 on the CPU) |
+| `cupy` | a `cupy` type with `data.ptr` | `a.data.ptr` | `a.dtype` | `a.device.id` |
+| `cai` | any other `__cuda_array_interface__` | its `data[0]` | its `typestr` as a numpy dtype | the pointer's, from `cuPointerGetAttribute` (None: unknown) |
 
 Each fact is a Python expression over `{a}` (the argument): the generated launch function
 (tritium/jit/launch.py) writes it inline, and the functions here are compiled from the same
@@ -16,8 +16,13 @@ text, so both read an argument the same way. torch's `data_ptr()` is ~20x cheape
 
 Users of this table: the Launcher (`device_pointer`: a dict from type to address getter,
 numpy left out so that it takes the staging path), the specialisation key and the launch
-fast path (tritium/jit/specialize.py, launch.py), autotune (`zero`, `save`, `restore`,
+fast path (tritium/jit/specialize.py, launch.py: the device is keyed, in place of torch's
+`is_cuda`, so a launch's entry is per device), autotune (`zero`, `save`, `restore`,
 `host_span`), and the interpreter (`as_host_array`).
+
+A launch runs on the device its array arguments are on (`arguments_device`); two arguments
+on different devices are an ArgumentError naming both, and a launch whose arguments carry
+no device runs on the current one (runtime/devices.py).
 
 Read-only arrays (`read_only_reason`): a numpy array whose `flags.writeable` is False (set
 by the caller, a view of a `bytes` object, a `np.memmap` opened with mode "r"), or a
@@ -31,7 +36,7 @@ have no read-only arrays.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,13 +44,17 @@ import numpy as np
 
 from tritium.dtype_names import dtype_to_triton, unsupported_dtype
 from tritium.errors import ArgumentError
+from tritium.runtime import driver
 from tritium.runtime.arrays import DeviceArray
 
 __all__ = [
     "ArrayKind",
     "DEVICE_POINTERS",
+    "EXPRESSION_NAMES",
     "KINDS",
+    "arguments_device",
     "as_host_array",
+    "device_of",
     "device_pointer",
     "element_type",
     "host_span",
@@ -65,14 +74,18 @@ class ArrayKind:
     name: str
     pointer: str  # expression over {a}: the address of element 0
     dtype: str  # expression over {a}: its dtype object (what a key compares)
-    on_device: str | None  # expression over {a}: True for GPU memory; None: fixed by the kind
+    # expression over {a}: the ordinal of the GPU holding it (-1: host memory, a torch CPU
+    # tensor; None: not known); None: the kind is host memory (numpy)
+    device: str | None
     read_fast: bool  # the generated launch function reads it inline (numpy: staged instead)
     get_pointer: Callable[[Any], int] = field(init=False, repr=False, compare=False)
     get_dtype: Callable[[Any], Any] = field(init=False, repr=False, compare=False)
+    get_device: Callable[[Any], int | None] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "get_pointer", _compile(self.pointer))
         object.__setattr__(self, "get_dtype", _compile(self.dtype))
+        object.__setattr__(self, "get_device", _compile(self.device or "None"))
 
     def element_type(self, a) -> str:
         """The Triton element type of array `a` ("fp32"); ArgumentError if it has none."""
@@ -83,8 +96,17 @@ class ArrayKind:
         return name
 
 
+def _cai_device(a) -> int | None:
+    """The device holding a `__cuda_array_interface__` array's memory (None: not known)."""
+    return driver.pointer_device(a.__cuda_array_interface__["data"][0])
+
+
+# names the expressions below use (the JIT's key functions and generated code get them too)
+EXPRESSION_NAMES = {"_np_dtype": np.dtype, "_cai_device": _cai_device}
+
+
 def _compile(expr: str) -> Callable[[Any], Any]:
-    return eval(f"lambda a: {expr.format(a='a')}", {"_np_dtype": np.dtype})  # noqa: S307
+    return eval(f"lambda a: {expr.format(a='a')}", dict(EXPRESSION_NAMES))  # noqa: S307
 
 
 _CAI = "{a}.__cuda_array_interface__"
@@ -94,14 +116,14 @@ KINDS = {
     k.name: k
     for k in (
         ArrayKind("numpy", "{a}.ctypes.data", _REINTERPRETED + "{a}.dtype", None, False),
-        ArrayKind("device_array", "{a}.ptr", "{a}.dtype", None, read_fast=True),
-        ArrayKind("torch", "{a}.data_ptr()", "{a}.dtype", "{a}.is_cuda", read_fast=True),
-        ArrayKind("cupy", "{a}.data.ptr", "{a}.dtype", None, read_fast=True),
+        ArrayKind("device_array", "{a}.ptr", "{a}.dtype", "{a}.device", read_fast=True),
+        ArrayKind("torch", "{a}.data_ptr()", "{a}.dtype", "{a}.get_device()", read_fast=True),
+        ArrayKind("cupy", "{a}.data.ptr", "{a}.dtype", "{a}.device.id", read_fast=True),
         ArrayKind(
             "cai",
             _CAI + '["data"][0]',
             _REINTERPRETED + f'_np_dtype({_CAI}["typestr"])',
-            None,
+            "_cai_device({a})",
             False,
         ),
     )
@@ -137,6 +159,37 @@ def kind_of(a) -> ArrayKind | None:
         return None  # not remembered: another object of this type may grow the attribute
     _BY_TYPE[t] = kind
     return kind
+
+
+def device_of(a) -> int | None:
+    """The ordinal of the GPU holding array `a`, or None (host memory, not an array, or a
+    `__cuda_array_interface__` pointer CUDA does not know)."""
+    kind = kind_of(a)
+    if kind is None:
+        return None
+    d = kind.get_device(a)
+    return None if d is None or d < 0 else int(d)
+
+
+def arguments_device(kernel: str, named: Iterable[tuple[str, Any]]) -> int | None:
+    """The one device the array arguments `named` ((name, value) pairs) live on, or None
+    when none carries one (scalars, numpy arrays, CPU tensors: the caller then takes the
+    current device). Arguments on two devices are an ArgumentError naming both."""
+    first = None
+    for name, a in named:
+        d = device_of(a)
+        if d is None:
+            continue
+        if first is None:
+            first = (name, d)
+        elif d != first[1]:
+            raise ArgumentError(
+                f"kernel '{kernel}': argument '{first[0]}' is on cuda:{first[1]} but argument "
+                f"'{name}' is on cuda:{d}; a launch runs on one device, so give it arrays on "
+                f"one device (move them with .to('cuda:{first[1]}'), or copy between devices "
+                "first)"
+            )
+    return None if first is None else first[1]
 
 
 def is_interned_dtype(v) -> bool:
@@ -281,9 +334,7 @@ def zero(a) -> None:
     elif name == "torch":
         a.zero_()
     elif name == "device_array":
-        from tritium.runtime import driver
-
-        driver.memset_d8(a.ptr, 0, a.nbytes)
+        driver.memset_d8(a.ptr, 0, a.nbytes, None, a.device)
     else:
         raise ArgumentError(f"reset_to_zero: cannot zero a {type(a).__name__}")
 

@@ -8,7 +8,9 @@
     >>> x.numpy()
     array([0., 1., 2., 3.], dtype=float32)
 
-A `DeviceArray` is always C-contiguous and owns its allocation (cuMemAlloc), which is freed
+A `DeviceArray` lives on one GPU, `device` (an ordinal; by default the current device,
+runtime/devices.py: torch's current one under torch), where kernels given it run. It is
+always C-contiguous and owns its allocation (cuMemAlloc), which is freed
 when the last reference goes (a `weakref.finalize`, also after the CUDA context was lost,
 when the free quietly does nothing). `.strides` are in bytes, as numpy's are, and
 `__cuda_array_interface__` (version 3) lets torch, cupy and numba use the memory in place.
@@ -23,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tritium.errors import ArgumentError
-from tritium.runtime import driver
+from tritium.runtime import devices, driver
 
 __all__ = ["DeviceArray", "empty", "to_device", "zeros"]
 
@@ -38,7 +40,8 @@ def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
 
 
 class DeviceArray:
-    """A C-contiguous array in GPU memory: shape, dtype, strides (bytes), nbytes, ptr (int)."""
+    """A C-contiguous array in GPU memory: shape, dtype, strides (bytes), nbytes, ptr (int),
+    device (the ordinal of the GPU holding it)."""
 
     __slots__ = (
         "shape",
@@ -51,7 +54,12 @@ class DeviceArray:
         "__weakref__",
     )
 
-    def __init__(self, shape: int | Sequence[int], dtype: np.dtype | type | str = np.float32):
+    def __init__(
+        self,
+        shape: int | Sequence[int],
+        dtype: np.dtype | type | str = np.float32,
+        device: int | None = None,
+    ):
         shape = (
             (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(n) for n in shape)
         )
@@ -63,9 +71,9 @@ class DeviceArray:
             raise ArgumentError("a DeviceArray cannot hold Python objects (dtype=object)")
         self.strides: tuple[int, ...] = _c_strides(shape, self.dtype.itemsize)
         self.nbytes: int = math.prod(shape) * self.dtype.itemsize
-        self.ptr: int = driver.mem_alloc(self.nbytes)
-        self.device: int = driver.device().ordinal
-        self._finalizer = weakref.finalize(self, driver.mem_free, self.ptr, True)
+        self.device: int = devices.current_device() if device is None else int(device)
+        self.ptr: int = driver.mem_alloc(self.nbytes, self.device)
+        self._finalizer = weakref.finalize(self, driver.mem_free, self.ptr, True, self.device)
         self._finalizer.atexit = False  # the driver frees everything when the process ends
 
     # numpy-like read-only facts
@@ -87,7 +95,10 @@ class DeviceArray:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x})"
+        return (
+            f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x}, "
+            f"device={self.device})"
+        )
 
     @property
     def __cuda_array_interface__(self) -> dict:
@@ -105,7 +116,7 @@ class DeviceArray:
         """A new host array with this array's contents (waits for the default stream)."""
         out = np.empty(self.shape, self.dtype)
         if self.nbytes:
-            driver.memcpy_dtoh(out.ctypes.data, self.ptr, self.nbytes)
+            driver.memcpy_dtoh(out.ctypes.data, self.ptr, self.nbytes, None, self.device)
         return out
 
     def copy_from(self, host: np.ndarray) -> DeviceArray:
@@ -119,7 +130,7 @@ class DeviceArray:
         if not host.flags.c_contiguous:
             host = host.copy(order="C")
         if self.nbytes:
-            driver.memcpy_htod(self.ptr, host.ctypes.data, self.nbytes)
+            driver.memcpy_htod(self.ptr, host.ctypes.data, self.nbytes, None, self.device)
         return self
 
     def free(self) -> None:
@@ -128,20 +139,25 @@ class DeviceArray:
         self.ptr = 0
 
 
-def empty(shape: int | Sequence[int], dtype: np.dtype | type | str = np.float32) -> DeviceArray:
-    """An uninitialized DeviceArray."""
-    return DeviceArray(shape, dtype)
+def empty(
+    shape: int | Sequence[int], dtype: np.dtype | type | str = np.float32, device: int | None = None
+) -> DeviceArray:
+    """An uninitialized DeviceArray (on `device`, default: the current device)."""
+    return DeviceArray(shape, dtype, device)
 
 
-def zeros(shape: int | Sequence[int], dtype: np.dtype | type | str = np.float32) -> DeviceArray:
-    """A DeviceArray of zero bytes."""
-    out = DeviceArray(shape, dtype)
-    driver.memset_d8(out.ptr, 0, out.nbytes)
-    driver.synchronize()
+def zeros(
+    shape: int | Sequence[int], dtype: np.dtype | type | str = np.float32, device: int | None = None
+) -> DeviceArray:
+    """A DeviceArray of zero bytes (on `device`, default: the current device)."""
+    out = DeviceArray(shape, dtype, device)
+    driver.memset_d8(out.ptr, 0, out.nbytes, None, out.device)
+    driver.synchronize(None, out.device)
     return out
 
 
-def to_device(host: np.ndarray) -> DeviceArray:
-    """A new DeviceArray holding a copy of `host` (any layout; stored C-contiguous)."""
+def to_device(host: np.ndarray, device: int | None = None) -> DeviceArray:
+    """A new DeviceArray holding a copy of `host` (any layout; stored C-contiguous), on
+    `device` (default: the current device)."""
     host = np.asarray(host)
-    return DeviceArray(host.shape, host.dtype).copy_from(host)
+    return DeviceArray(host.shape, host.dtype, device).copy_from(host)

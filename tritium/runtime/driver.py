@@ -1,18 +1,26 @@
 """The CUDA driver, through cuda-python's `cuda.bindings.driver`.
 
 Everything here is lazy: importing this module touches neither cuda-python nor the GPU.
-The first call that needs the GPU runs `init()` (cuInit, device 0's primary context made
-current); without a driver library or a device, `init()` raises `NoGPUError` with a plain
+The first call that needs the GPU runs `init()` (cuInit and a device count; no context
+is made); without a driver library or a device, `init()` raises `NoGPUError` with a plain
 message and `gpu_available()` returns False.
 
     >>> from tritium.runtime import driver
     >>> driver.gpu_available()
     True
-    >>> dev = driver.device()                # device 0, its primary context current
+    >>> dev = driver.device()                # the current device, its primary context current
     >>> dev.arch, dev.sm_count
     ('sm_90', 132)
-    >>> mod = driver.load_module(ptx_text)   # cached per (device, sha256 of the image)
+    >>> dev1 = driver.opened(1)              # device 1's properties; nothing made current
+    >>> mod = driver.load_module(ptx_text, dev1)  # cached per (device, sha256 of the image)
     >>> fn = driver.get_function(mod, "add_kernel")
+
+Several devices: each has its primary context (the one torch and cupy use). `opened(n)`
+retains it without making it current; `device(n)` makes it current on the calling thread
+for good (the thread's pick, devices.py); `using(dev)` makes it current for a block and
+then puts back whatever was current, so loading a module or staging a launch on device 1
+neither touches device 0's context nor changes the device torch sees as current. Memory
+calls take the device (`mem_alloc(n, ordinal)`) or work in the thread's current context.
 
 Every CUDA result goes through `check(err, what, kernel)`, which raises `LaunchError`
 naming the error as CUDA does (`CUDA_ERROR_ILLEGAL_ADDRESS`) and the kernel. Errors that
@@ -29,28 +37,31 @@ libcuda is missing, 13.4 a `DynamicLibNotFoundError`); nothing here depends on e
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from tritium import config
 from tritium.errors import LaunchError, NoGPUError
+from tritium.runtime import devices
 
 __all__ = [
     "Device",
     "GPUTarget",
     "active",
     "device_allocation",
-
     "check",
     "cuda",
     "current_arch",
+    "current_context",
     "device",
+    "device_arch",
+    "ensure_context",
     "error_name",
     "get_function",
     "gpu_available",
+    "in_context",
     "init",
     "load_module",
     "mem_alloc",
@@ -61,9 +72,13 @@ __all__ = [
     "memcpy_htod",
     "memcpy_htod_async",
     "memset_d8",
+    "opened",
+    "pointer_device",
     "pointer_memory_type",
     "stream",
+    "streams",
     "synchronize",
+    "using",
 ]
 
 # Errors after which the CUDA context is unusable: every later call fails with them too.
@@ -90,7 +105,7 @@ _initialized = False
 _devices: dict[int, Device] = {}
 _modules: dict[tuple[int, str], Any] = {}
 _streams: dict[int, Any] = {}
-_thread = threading.local()  # .ordinal: the device whose context this thread made current
+streams = _streams  # raw handle -> CUstream, filled by stream(); the JIT's fast path reads it
 
 
 class _LaunchState:
@@ -275,21 +290,19 @@ class Device:
 
 
 def device(ordinal: int | None = None) -> Device:
-    """Device `ordinal` (default: $TRITIUM_DEVICE or 0), its primary context current here."""
+    """Device `ordinal` (default: `devices.current_device()`: torch's current device, this
+    thread's pick, or $TRITIUM_DEVICE), its primary context made current on this thread for
+    good: the thread's pick from here on."""
     if ordinal is None:
-        ordinal = getattr(_thread, "ordinal", None)
-        if ordinal is None:
-            ordinal = config.device()
-    dev = _devices.get(ordinal)
-    if dev is None:
-        dev = opened(ordinal)
-    if getattr(_thread, "ordinal", None) != ordinal:
+        ordinal = devices.current_device()
+    dev = opened(ordinal)
+    if devices.picked() != ordinal or current_context() != int(dev.context):
         make_current(dev)
     return dev
 
 
 def opened(ordinal: int) -> Device:
-    """Device `ordinal`'s properties (its primary context retained, not made current)."""
+    """Device `ordinal`'s properties, its primary context retained (not made current)."""
     dev = _devices.get(ordinal)
     if dev is None:
         init()
@@ -301,21 +314,73 @@ def opened(ordinal: int) -> Device:
 
 
 def current_ordinal() -> int | None:
-    """The device whose context tritium made current on this thread (None: none yet)."""
-    return getattr(_thread, "ordinal", None)
+    """The device this thread picked (`device(n)`), or None."""
+    return devices.picked()
+
+
+def device_arch(ordinal: int | None = None) -> str | None:
+    """Device `ordinal`'s PTX target ('sm_90'; default: the current device), or None where
+    there is no usable GPU. Makes no context current."""
+    if not gpu_available():
+        return None
+    return opened(devices.current_device() if ordinal is None else ordinal).arch
 
 
 def current_arch() -> str | None:
     """The current device's PTX target ('sm_90'), or None where there is no usable GPU."""
-    if not gpu_available():
-        return None
-    return device().arch
+    return device_arch(None)
 
 
 def make_current(dev: Device) -> None:
-    """Make `dev`'s primary context current on the calling thread (cuCtxSetCurrent)."""
+    """Make `dev`'s primary context current on the calling thread (cuCtxSetCurrent), as its
+    pick (`devices.picked()`)."""
     _call("cuCtxSetCurrent", cuda().cuCtxSetCurrent(dev.context))
-    _thread.ordinal = dev.ordinal
+    devices.pick(dev.ordinal)
+
+
+def current_context() -> int:
+    """The handle of the context current on the calling thread (0: none)."""
+    init()
+    ctx = _call("cuCtxGetCurrent", cuda().cuCtxGetCurrent())
+    return int(ctx) if ctx is not None else 0
+
+
+@contextlib.contextmanager
+def using(dev: Device):
+    """`dev`'s primary context current on this thread for the block. Where another context
+    is current, it is pushed over it and popped after (the thread's current device, torch's
+    too, is unchanged); where none is, it is made current and stays so (nothing to
+    disturb, and the next launch there finds it), without becoming the thread's pick."""
+    cu = cuda()
+    current = current_context()
+    if current == int(dev.context):
+        yield dev
+        return
+    if not current:
+        _call("cuCtxSetCurrent", cu.cuCtxSetCurrent(dev.context))
+        yield dev
+        return
+    _call("cuCtxPushCurrent", cu.cuCtxPushCurrent(dev.context))
+    try:
+        yield dev
+    finally:
+        cu.cuCtxPopCurrent()
+
+
+def ensure_context() -> None:
+    """Some context current on this thread: the one there (a device's pushed by `using`
+    stays), else the current device's, made current as `device()` does."""
+    if not current_context():
+        device()
+
+
+def in_context(ordinal: int | None):
+    """Where a call on device memory runs: device `ordinal`'s context for the block (`using`);
+    for None, the one current on this thread (`ensure_context`)."""
+    if ordinal is not None:
+        return using(opened(ordinal))
+    ensure_context()
+    return contextlib.nullcontext()
 
 
 def _open_device(ordinal: int) -> Device:
@@ -374,7 +439,8 @@ def load_module(image: str | bytes, dev: Device | None = None) -> Any:
         with _lock:
             module = _modules.get(key)
             if module is None:
-                module = _modules[key] = _load(data, dev)
+                with using(dev):  # a module belongs to the context current when it loads
+                    module = _modules[key] = _load(data, dev)
     return module
 
 
@@ -440,50 +506,34 @@ def stream(s: Any = None) -> Any:
     return cs
 
 
-def torch_stream_reader() -> Any:
-    """torch's reader of its current CUDA stream (`(device ordinal) -> raw handle`) when the
-    program uses torch on the GPU, else None. Launches with `stream=None` go to that stream,
-    as upstream's do, so they are ordered with the torch work around them."""
-    torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_initialized():
-        return None
-    return torch._C._cuda_getCurrentRawStream
+def synchronize(s: Any = None, ordinal: int | None = None) -> None:
+    """Wait for stream `s` (the default stream when None) of device `ordinal` (default: the
+    thread's current context); asynchronous kernel faults surface here."""
+    with in_context(ordinal):
+        check(cuda().cuStreamSynchronize(stream(s))[0], "cuStreamSynchronize")
 
 
-def torch_stream() -> int | None:
-    """torch's current CUDA stream (raw handle) on tritium's current device, or None."""
-    reader = torch_stream_reader()
-    if reader is None:
-        return None
-    ordinal = current_ordinal()
-    return reader(config.device() if ordinal is None else ordinal)
-
-
-def synchronize(s: Any = None) -> None:
-    """Wait for stream `s` (default stream when None); asynchronous kernel faults surface here."""
-    device()
-    check(cuda().cuStreamSynchronize(stream(s))[0], "cuStreamSynchronize")
-
-
-def mem_alloc(nbytes: int) -> int:
-    """cuMemAlloc: a device address (int). Zero bytes gives address 0 and allocates nothing."""
+def mem_alloc(nbytes: int, ordinal: int | None = None) -> int:
+    """cuMemAlloc on device `ordinal` (default: the thread's current context): a device
+    address (int). Zero bytes gives address 0 and allocates nothing."""
     if nbytes <= 0:
         return 0
-    device()
-    err, ptr = cuda().cuMemAlloc(nbytes)
+    with in_context(ordinal):
+        err, ptr = cuda().cuMemAlloc(nbytes)
     if err:
         raise launch_error(err, "cuMemAlloc", detail=f"allocating {nbytes} bytes")
     return int(ptr)
 
 
-def mem_free(ptr: int, quiet: bool = False) -> None:
-    """cuMemFree. With `quiet`, errors are ignored (for finalizers, and after a lost context)."""
+def mem_free(ptr: int, quiet: bool = False, ordinal: int | None = None) -> None:
+    """cuMemFree (in device `ordinal`'s context when given: a finalizer may run on a thread
+    that never used CUDA, or where another device is current). With `quiet`, errors are
+    ignored (for finalizers, and after a lost context)."""
     if not ptr:
         return
     try:
-        if current_ordinal() is None:
-            device()  # a finalizer may run on a thread that never used CUDA
-        err = cuda().cuMemFree(ptr)[0]
+        with in_context(ordinal):
+            err = cuda().cuMemFree(ptr)[0]
     except Exception:
         if quiet:
             return
@@ -518,39 +568,60 @@ def memcpy_dtod_async(dst: int, src: int, nbytes: int, s: Any = None) -> None:
         check(cuda().cuMemcpyDtoDAsync(dst, src, nbytes, stream(s))[0], "cuMemcpyDtoDAsync")
 
 
-def memcpy_htod(dst: int, src: Any, nbytes: int, s: Any = None) -> None:
-    """Host-to-device copy on stream `s`, then wait for the stream."""
-    device()
-    memcpy_htod_async(dst, src, nbytes, s)
-    synchronize(s)
+def memcpy_htod(dst: int, src: Any, nbytes: int, s: Any = None, ordinal: int | None = None) -> None:
+    """Host-to-device copy on stream `s` (of device `ordinal`, default: the thread's current
+    context), then wait for the stream."""
+    with in_context(ordinal):
+        memcpy_htod_async(dst, src, nbytes, s)
+        synchronize(s)
 
 
-def memcpy_dtoh(dst: Any, src: int, nbytes: int, s: Any = None) -> None:
-    """Device-to-host copy on stream `s`, then wait for the stream."""
-    device()
-    memcpy_dtoh_async(dst, src, nbytes, s)
-    synchronize(s)
+def memcpy_dtoh(dst: Any, src: int, nbytes: int, s: Any = None, ordinal: int | None = None) -> None:
+    """Device-to-host copy on stream `s` (of device `ordinal`, default: the thread's current
+    context), then wait for the stream."""
+    with in_context(ordinal):
+        memcpy_dtoh_async(dst, src, nbytes, s)
+        synchronize(s)
 
 
-def memset_d8(ptr: int, value: int, nbytes: int, s: Any = None) -> None:
+def memset_d8(ptr: int, value: int, nbytes: int, s: Any = None, ordinal: int | None = None) -> None:
     if nbytes:
-        device()
-        check(cuda().cuMemsetD8Async(ptr, value, nbytes, stream(s))[0], "cuMemsetD8Async")
+        with in_context(ordinal):
+            check(cuda().cuMemsetD8Async(ptr, value, nbytes, stream(s))[0], "cuMemsetD8Async")
 
 
 def pointer_memory_type(ptr: int) -> str | None:
     """'device', 'host' (pinned), 'unified' or 'array' for an address CUDA knows; else None."""
-    cu = cuda()
-    err, value = cu.cuPointerGetAttribute(
-        cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr
-    )
-    if err:
+    value = _pointer_attribute("CU_POINTER_ATTRIBUTE_MEMORY_TYPE", ptr)
+    if value is None:
         return None
-    return {1: "host", 2: "device", 3: "array", 4: "unified"}.get(int(value), "unknown")
+    return {1: "host", 2: "device", 3: "array", 4: "unified"}.get(value, "unknown")
+
+
+def _pointer_attribute(name: str, ptr: int) -> int | None:
+    """cuPointerGetAttribute(name, ptr) as an int, or None for an address CUDA does not know
+    (asked in the current device's context on a thread that has none)."""
+    cu = cuda()
+    attr = getattr(cu.CUpointer_attribute, name)
+    err, value = cu.cuPointerGetAttribute(attr, ptr)
+    if err and error_name(err) == "CUDA_ERROR_INVALID_CONTEXT":  # a thread new to CUDA
+        with in_context(None):
+            err, value = cu.cuPointerGetAttribute(attr, ptr)
+    return None if err else int(value)
+
+
+def pointer_device(ptr: int) -> int | None:
+    """The ordinal of the device holding address `ptr` (cuPointerGetAttribute's
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL), or None: no GPU, or an address CUDA does not know."""
+    if not ptr or not gpu_available():
+        return None
+    return _pointer_attribute("CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL", ptr)
+
 
 
 def device_allocation(ptr: int) -> tuple[int, int] | None:
-    """(base, size) of the device allocation holding address `ptr`, or None."""
+    """(base, size) of the device allocation holding address `ptr` (on any device), or None."""
+    ensure_context()
     err, base, size = cuda().cuMemGetAddressRange(ptr)
     return None if err else (int(base), int(size))
 
@@ -572,7 +643,7 @@ class _Utils:
 
     @staticmethod
     def get_device_properties(ordinal: int | None = None) -> dict[str, int]:
-        dev = opened(config.device() if ordinal is None else int(ordinal))
+        dev = opened(devices.current_device() if ordinal is None else int(ordinal))
         return {
             "max_shared_mem": dev.max_shared_per_block_optin,
             "max_num_regs": dev.max_registers_per_block,
@@ -600,11 +671,13 @@ class ActiveDriver:
 
     @staticmethod
     def get_current_device() -> int:
-        ordinal = current_ordinal()
-        return config.device() if ordinal is None else ordinal
+        return devices.current_device()  # torch's under torch, as upstream's answer
 
     @staticmethod
     def set_current_device(ordinal: int) -> None:
+        torch = devices.torch_cuda()
+        if torch is not None:  # upstream's is torch.cuda.set_device
+            torch.cuda.set_device(int(ordinal))
         device(int(ordinal))
 
     def get_device_capability(self, ordinal: int | None = None) -> tuple[int, int]:

@@ -3,7 +3,7 @@
 
 An entry is a plain tuple, unpacked in one step by the generated code:
 
-    (cuLaunchKernel, function, pack_into, pool, block_x, shared, stream0, name)
+    (cuLaunchKernel, function, pack_into, pool, block_x, shared, stream0, name, device)
 
 * `pack_into(buf, 0, *values)` writes the launch's values into a parameter buffer. It takes
   the *candidates*: every parameter the generated code may pack (all non-constexpr
@@ -15,6 +15,10 @@ An entry is a plain tuple, unpacked in one step by the generated code:
   `pool.pop()` / `pool.append()` are atomic, so two threads never pack into the same buffer
   (cuda-python releases the GIL inside cuLaunchKernel); a thread that finds the pool empty
   takes the Launcher's own, locked path. This costs ~40 ns against ~100 ns for a lock.
+
+* `function` is loaded on GPU `device` (an ordinal): the generated code reads torch's current
+  stream there, and its key, which names the device of every array argument, only leads to
+  entries of that device.
 
 Only a Launcher that has been called once (module loaded, arguments checked) and is not in
 debug mode gives entries; bf16 scalars (which need a conversion) get none.
@@ -72,4 +76,5 @@ def build_entry(launcher: Any, candidates: list[tuple[str, str]]) -> tuple | Non
         launcher.shared,
         launcher._stream0,
         launcher.name,
+        launcher.device,
     )

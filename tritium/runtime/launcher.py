@@ -32,10 +32,20 @@ interpreter's launch path calls too).
 Errors: a bad argument raises `ArgumentError` naming the parameter; a failed launch raises
 `LaunchError` naming the CUDA error and the kernel. A Launcher may be called from several
 threads: the pack-and-launch step holds a lock, since the parameter buffer is shared.
+
+One Launcher runs on one GPU, `device`: the ordinal given (the JIT gives the one its key
+names), else, at the first call, the device of the array arguments (two devices: an
+ArgumentError naming both), else the current one (runtime/devices.py). The module is
+loaded in that device's primary context, pushed for the load and popped after, so loading
+on device 1 neither touches device 0's context nor changes the thread's current device. A
+launch needs the function's context current: where another one is (CUDA answers
+CUDA_ERROR_INVALID_CONTEXT), the launch is retried once with the device's context pushed
+over it; where none is (a thread new to CUDA), it is made current and stays so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 import operator
@@ -49,8 +59,15 @@ import numpy as np
 from tritium import config
 from tritium.dtype_names import DTYPE_TO_TRITON, dtype_to_triton
 from tritium.errors import ArgumentError, LaunchError
-from tritium.runtime import driver
-from tritium.runtime.array_kinds import DEVICE_POINTERS, device_pointer, kind_of, read_only_reason
+from tritium.runtime import devices, driver
+from tritium.runtime.array_kinds import (
+    DEVICE_POINTERS,
+    arguments_device,
+    device_of,
+    device_pointer,
+    kind_of,
+    read_only_reason,
+)
 from tritium.runtime.metadata import KernelMetadata
 from tritium.runtime.staging import Staging
 
@@ -135,9 +152,14 @@ class Launcher:
     """A compiled kernel ready to launch: `launcher(grid, args, stream=None)`."""
 
     def __init__(
-        self, asm: dict, metadata: KernelMetadata | dict, debug: bool | None = None
+        self,
+        asm: dict,
+        metadata: KernelMetadata | dict,
+        debug: bool | None = None,
+        device: int | None = None,
     ) -> None:
         meta = KernelMetadata.of(metadata)
+        self.device = device  # the GPU's ordinal (None: chosen at the first call)
         self.name: str = meta.name
         self.image: str | bytes = asm["cubin"] if asm.get("cubin") else asm["ptx"]
         self.params = [
@@ -240,19 +262,27 @@ class Launcher:
         driver.launch_state.kernel = self.name
 
     def _failed(self, err: Any, grid: tuple, vals: list, stream: Any, args: Sequence) -> None:
-        if self._launch_failed(err, grid):
-            self._submit(grid, vals, stream, args)
+        if self._launch_failed(err, grid):  # another device's context is current, or none
+            with driver.using(self._device):
+                self._submit(grid, vals, stream, args)  # (fails for good: the context is right)
 
     # ----------------------------------------------------------------- slow paths
     def _first_call(self, args: Sequence) -> None:
         """Argument checks (first call, or every call in debug mode) and the function's loading."""
+        if self.device is None:
+            d = arguments_device(self.name, ((p.name, a) for p, a in zip(self.params, args)))
+            self.device = devices.current_device() if d is None else d
         self.check_args(args)
         if self._function is None:
             self._load()
         self._ready = not self.debug
 
     def _load(self) -> None:
-        dev = driver.device()
+        dev = driver.opened(self.device)
+        with driver.using(dev):  # device `dev`'s context for the load, whatever is current
+            self._load_on(dev)
+
+    def _load_on(self, dev: driver.Device) -> None:
         fn = driver.get_function(driver.load_module(self.image, dev), self.name)
         if self.block[0] > dev.max_threads_per_block:
             raise LaunchError(
@@ -308,35 +338,35 @@ class Launcher:
                 vals[i] = getter(a)
             except KeyError:  # a read-only CAI array, which the kernel only reads
                 vals[i] = kind_of(a).get_pointer(a)  # type: ignore[union-attr]
-        total = self._device.total_memory if self._device is not None else None
+        dev = self._device
         staging = Staging(
             self.name,
             [(self.params[i].name, a, self.params[i].writes is not False) for i, a in hosts],
-            total,
+            dev.total_memory if dev is not None else None,
         )
-        try:
-            staging.copy_in(stream)
-            for i, a in hosts:
-                vals[i] = staging.address(a)
-            for i in self._bf16_index:
-                vals[i] = self._bf16(i, vals[i])
-            self._submit(grid, vals, stream, args)
-            staging.copy_out(stream)
-        finally:
-            staging.free()
+        # the copies go to the launch's device, whatever context is current
+        with driver.using(dev) if dev is not None else contextlib.nullcontext():
+            try:
+                staging.copy_in(stream)
+                for i, a in hosts:
+                    vals[i] = staging.address(a)
+                for i in self._bf16_index:
+                    vals[i] = self._bf16(i, vals[i])
+                self._submit(grid, vals, stream, args)
+                staging.copy_out(stream)
+            finally:
+                staging.free()
 
     def _launch_failed(self, err: Any, grid: tuple) -> bool:
-        """Raise the LaunchError for `err`; True to retry (context made current), False to skip."""
+        """Raise the LaunchError for `err`; True to retry in the device's context (it was not
+        current: another device's, or none on a thread new to CUDA), False to skip."""
         name = driver.error_name(err)
         dev = self._device
         if (
             dev is not None
             and name not in driver.STICKY_ERRORS
-            and driver.current_ordinal() != dev.ordinal
+            and driver.current_context() != int(dev.context)
         ):
-            driver.make_current(
-                dev
-            )  # a thread new to CUDA (CUDA_ERROR_INVALID_CONTEXT): retry once
             return True
         if name == "CUDA_ERROR_INVALID_VALUE" and 0 in grid:
             return False  # an empty grid launches nothing (as upstream Triton does)
@@ -372,6 +402,12 @@ class Launcher:
         dtype = kind.get_dtype(a)
         if kind.name == "torch" and not a.is_cuda:
             return f"{what} is a torch tensor on the CPU; move it to the GPU (.cuda()) or pass a numpy array"
+        d = device_of(a)
+        if d is not None and self.device is not None and d != self.device:
+            return (
+                f"{what} is on cuda:{d}, but this launch runs on cuda:{self.device}; pass "
+                f"arrays on cuda:{self.device} (or compile and launch it for cuda:{d})"
+            )
 
         elem = dtype_to_triton(dtype)
         if elem != p.pointee:

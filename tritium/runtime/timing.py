@@ -40,7 +40,7 @@ class _DriverEvent:
     __slots__ = ("ev", "stream")
 
     def __init__(self, stream: Any) -> None:
-        driver.device()
+        driver.ensure_context()  # (the launch device's, when the autotuner pushed it)
         err, self.ev = driver.cuda().cuEventCreate(0)
         driver.check(err, "cuEventCreate")
         self.stream = stream
@@ -106,7 +106,7 @@ class _DriverClock:
 
     @staticmethod
     def synchronize() -> None:
-        driver.device()
+        driver.ensure_context()
         driver.check(driver.cuda().cuCtxSynchronize()[0], "cuCtxSynchronize")
 
     @staticmethod
@@ -117,7 +117,7 @@ class _DriverClock:
 
     @staticmethod
     def flush(buf: Any) -> None:
-        driver.memset_d8(buf.ptr, 0, buf.nbytes)
+        driver.memset_d8(buf.ptr, 0, buf.nbytes, None, buf.device)
 
 
 class _HostClock:

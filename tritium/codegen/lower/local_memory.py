@@ -1,9 +1,11 @@
-"""Shared-memory tiles: `ttg.local_alloc`, `memdesc_index`, `local_load`, `local_store`,
-`local_dealloc`.
+"""Shared-memory tiles: `ttg.local_alloc`, `memdesc_index`, `memdesc_trans`, `local_load`,
+`local_store`, `local_dealloc`.
 
     %m = ttg.local_alloc {allocation.offset = 4096 : i32} : () -> !ttg.memdesc<3x64x32xf16, ...>
       -> the i32 byte offset 4096 (a memdesc value is one register: where its tile starts)
     %s = ttg.memdesc_index %m[%i]          -> 4096 + i * 4096
+    %t = ttg.memdesc_trans %s              -> the same offset (its type's permuted shared
+                                              order addresses the same bytes)
     %x = ttg.local_load %s : ... -> tensor<64x32xf16, #blocked>
       -> ld.shared.v4.b32 per 8 halves contiguous in the tile (ldmatrix for mma operands:
          ldmatrix.py)
@@ -72,6 +74,11 @@ def memdesc_index(ctx: FunctionLowering, op: Operation) -> None:
     if idx.type != i32:
         idx = b.trunc(idx, i32) if idx.type.width > 32 else b.sext(idx, i32)
     ctx.set(op.result, [b.add(ctx.get1(op.src), b.mul(idx, ir.Constant(i32, stride)))])
+
+
+@lowers("ttg.memdesc_trans")
+def memdesc_trans(ctx: FunctionLowering, op: Operation) -> None:
+    ctx.set(op.result, [ctx.get1(op.src)])
 
 
 def store_tile(ctx: FunctionLowering, value, base: ir.Value, mem_type: MemDescType) -> None:

@@ -14,9 +14,10 @@ accesses through it are bounds-checked against that array as any argument's are:
 | numpy, torch CPU tensor | its host address | the whole buffer (numpy: the base array; torch: the storage) |
 | torch CUDA tensor, cupy, DeviceArray, other `__cuda_array_interface__` | its device address | a host copy of the whole allocation (torch: the storage; else what `cuMemGetAddressRange` gives), made when first reached |
 
-Device arguments are copied the same way (`DeviceCopies.view`). The device is synchronized
-before the first copy; after the launch every copy is written back (`write_back`),
-so the arrays hold what the kernel stored, as after a GPU launch.
+Device arguments are copied the same way (`DeviceCopies.view`). Each allocation is copied
+on the GPU holding it (`driver.pointer_device`), which is synchronized (in its context)
+before its first copy; after the launch every copy is written back (`write_back`), so the
+arrays hold what the kernel stored, as after a GPU launch.
 """
 
 from __future__ import annotations
@@ -71,19 +72,23 @@ class DeviceCopies:
 
     def __init__(self) -> None:
         self.copies: dict[int, np.ndarray] = {}  # device address -> host bytes
-        self.synced = False
+        self.devices: dict[int, int | None] = {}  # device address -> the GPU holding it
+        self.synced: set[int | None] = set()  # the GPUs synchronized
 
     def host(self, lo: int, size: int) -> np.ndarray:
         buf = self.copies.get(lo)
         if buf is None or buf.size < size:
             from tritium.runtime import driver
 
-            if not self.synced:
-                driver.device()
-                driver.check(driver.cuda().cuCtxSynchronize()[0], "cuCtxSynchronize")
-                self.synced = True
+            ordinal = self.devices.get(lo, -1)
+            if ordinal == -1:
+                ordinal = self.devices[lo] = driver.pointer_device(lo)
+            if ordinal not in self.synced:  # once per GPU, in its context
+                with driver.in_context(ordinal):
+                    driver.check(driver.cuda().cuCtxSynchronize()[0], "cuCtxSynchronize")
+                self.synced.add(ordinal)
             buf = np.empty(size, np.uint8)
-            driver.memcpy_dtoh(buf, lo, size)
+            driver.memcpy_dtoh(buf, lo, size, None, ordinal)
             self.copies[lo] = buf
         return buf
 
@@ -103,7 +108,7 @@ class DeviceCopies:
         from tritium.runtime import driver
 
         for lo, buf in self.copies.items():
-            driver.memcpy_htod(lo, buf, buf.size)
+            driver.memcpy_htod(lo, buf, buf.size, None, self.devices.get(lo))
 
 
 class LiveArrays:
