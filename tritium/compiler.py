@@ -396,8 +396,9 @@ def cache_key(
 ) -> str | None:
     """The compiled-kernel cache key of `source` specialised by `spec` under `options`:
     its code's fingerprint (KernelSource.fingerprint), the KernelSpec, the options,
-    tritium's own source and, in libdevice mode, the libdevice file's digest. None when
-    something has no stable form (then it is not cached)."""
+    tritium's own source, in libdevice mode the libdevice file's digest and, when set,
+    TRITIUM_WGMMA_SYNC (the wgmma-pipeline pass reads it). None when something has no
+    stable form (then it is not cached)."""
     from tritium.codegen.libdevice_link import identity
     from tritium.runtime import cache
 
@@ -411,6 +412,7 @@ def cache_key(
             constants={n: stable_value(v) for n, v in spec.constants.items()},
             divisible_by_16=sorted(spec.divisible_by_16),
             options=asdict(options),
+            **({"wgmma_sync": True} if config.wgmma_sync() else {}),  # wgmma-pipeline's
             tritium=cache.tritium_source_hash(),
             **({} if libdevice is None else {"libdevice": identity(libdevice)}),
         )

@@ -16,6 +16,7 @@
 | `TRITIUM_LIBDEVICE` | unset | `1` / `auto`: lower math to NVIDIA's libdevice (`__nv_logf`, ...) and link `libdevice.10.bc`, for upstream's numbers bit for bit; a path: that file; unset / `0`: tritium's own math (codegen/libdevice_link.py) |
 | `CUDA_HOME`, `CUDA_PATH` | unset | CUDA installations where `TRITIUM_LIBDEVICE=auto` looks for `nvvm/libdevice/libdevice.10.bc` |
 | `TRITIUM_DISABLE_MMA_V3`, `DISABLE_MMA_V3` | `0` | `1`: on a Hopper GPU the JIT targets sm_90 (mma.sync) instead of sm_90a (wgmma for `tl.dot`), as upstream's `DISABLE_MMA_V3` (for like-with-like comparisons) |
+| `TRITIUM_WGMMA_SYNC` | `0` | `1`: every wgmma group is waited for right after it is issued (`warp_group_dot_wait {pendings = 0}`), none kept in flight across a K loop: the escape hatch should the in-flight pipeline misbehave (part of the cache key) |
 | `TRITON_INTERPRET` | unset | upstream's switch: when tritium serves `import triton` (`tritium.install_as_triton()`, `python -m tritium run`) and it is on at install, TRITIUM_INTERPRET is set to `1` |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
@@ -60,6 +61,7 @@ __all__ = [
     "print_autotuning",
     "tool",
     "triton_version",
+    "wgmma_sync",
 ]
 
 # name -> one line of documentation (docs/configuration.md shows the table above)
@@ -83,6 +85,7 @@ VARIABLES: dict[str, str] = {
     "CUDA_PATH": "a CUDA installation (where TRITIUM_LIBDEVICE=auto looks for libdevice)",
     "TRITIUM_DISABLE_MMA_V3": "the JIT targets sm_90 (mma.sync), not sm_90a (wgmma), on Hopper",
     "DISABLE_MMA_V3": "upstream's name for TRITIUM_DISABLE_MMA_V3 (either works)",
+    "TRITIUM_WGMMA_SYNC": "every wgmma waits for its own group (pendings = 0), none in flight",
     "TRITON_INTERPRET": "upstream's interpreter switch, honoured when tritium serves `import triton`",
 }
 
@@ -167,6 +170,11 @@ def print_autotuning() -> bool:
 def mma_v3_disabled() -> bool:
     """TRITIUM_DISABLE_MMA_V3 or upstream's DISABLE_MMA_V3 is on."""
     return _flag(_get("TRITIUM_DISABLE_MMA_V3")) or _flag(_get("DISABLE_MMA_V3"))
+
+
+def wgmma_sync() -> bool:
+    """TRITIUM_WGMMA_SYNC is on: no wgmma group stays in flight across a K loop."""
+    return _flag(_get("TRITIUM_WGMMA_SYNC"))
 
 
 def child_environment(set_vars: dict[str, str] | None = None, drop: tuple = ()) -> dict[str, str]:

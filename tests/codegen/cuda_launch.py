@@ -57,7 +57,9 @@ class Gpu:
         )
         # PTX for an older arch runs on newer GPUs (the driver JIT-compiles it).
         cc = 10 * major + minor
-        self.arch = max((a for a in ARCHS if int(a[3:]) <= cc), key=lambda a: int(a[3:]))
+        # the plain targets only (sm_90a's wgmma is the JIT's choice, not these fixed TTGIR cases)
+        plain = [a for a in ARCHS if a[3:].isdigit()]
+        self.arch = max((a for a in plain if int(a[3:]) <= cc), key=lambda a: int(a[3:]))
         self._kernels: dict[str, tuple] = {}
 
     def check(self, result, what: str):

@@ -99,8 +99,10 @@ def stored(x: np.ndarray, order: str) -> tuple[np.ndarray, int, int]:
 def run_lowp(
     a: np.ndarray, b: np.ndarray, a_kind: str, b_kind: str, out: str,
     a_order: str = "row", b_order: str = "row", block=(64, 64, 64),
-    num_warps: int = 4, num_stages: int = 3, imprecise=None,
+    num_warps: int = 4, num_stages: int = 3, imprecise=None, compiled: list | None = None,
 ) -> np.ndarray:  # fmt: skip
+    """C = A @ B with lowp_matmul_kernel; `compiled`: a list the launched CompiledKernel
+    is appended to (its PTX)."""
     M, K = a.shape
     N = b.shape[1]
     sa, sam, sak = stored(a, a_order)
@@ -112,11 +114,12 @@ def run_lowp(
     c = np.full((M, N), -7, NP_OUT[out])  # poison: every element must be written
     bm, bn, bk = block
     grid = (tritium.cdiv(M, bm), tritium.cdiv(N, bn))
-    lowp_matmul_kernel[grid](
-        sa, sb, c, M, N, K, sam, sak, sbk, sbn, N, 1,
-        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, OUT=TL[out], IMPRECISE=imprecise,
-        num_warps=num_warps, num_stages=num_stages,
-    )  # fmt: skip
+    args = (sa, sb, c, M, N, K, sam, sak, sbk, sbn, N, 1)
+    consts = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, OUT=TL[out], IMPRECISE=imprecise,
+                  num_warps=num_warps, num_stages=num_stages)  # fmt: skip
+    lowp_matmul_kernel[grid](*args, **consts)
+    if compiled is not None:  # (the kernel just launched: warmup finds it compiled)
+        compiled.append(lowp_matmul_kernel.warmup(*args, grid=grid, **consts))
     return c
 
 

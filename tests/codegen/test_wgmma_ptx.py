@@ -1,8 +1,10 @@
 """sm_90a: tl.dot on wgmma compiles to PTX that `ptxas -arch=sm_90a` accepts without local
 memory, with the wgmma instruction sequence (fence, mma_async per K step, commit, wait)
-and descriptors; its TTGIR reads as upstream's Hopper TTGIR (nvidia_mma version 3,
-nvmma_shared tiles, ttng.warp_group_dot / warp_group_dot_wait); ineligible dots and
-other targets keep mma.sync."""
+and descriptors; a pipelined K loop keeps one wgmma group in flight (wait 1, then the
+copies refill the retired stage; wait 0 after the loop) without ptxas having to wait for
+it; its TTGIR reads as upstream's Hopper TTGIR (nvidia_mma version 3, nvmma_shared tiles,
+ttng.warp_group_dot / warp_group_dot_wait); ineligible dots and other targets keep
+mma.sync."""
 
 from __future__ import annotations
 
@@ -46,9 +48,72 @@ def test_wgmma_ptx_assembles(kind, orders, block, warps, stages, instr, count, p
                  "wgmma.wait_group.sync.aligned 0"):  # fmt: skip
         assert step in ptx
     assert ("fence.proxy.async.shared::cta" in ptx) == (stages == 1)  # st.shared-filled tiles
+    assert ("wgmma.wait_group.sync.aligned 1;" in ptx) == (stages >= 3)  # one group in flight
     usage = tools.ptxas_usage(ptx, "sm_90a")
     assert usage["local"] == 0 and usage["stack_frame"] == 0, usage["log"]
     assert usage["spill_stores"] == 0 and usage["spill_loads"] == 0, usage["log"]
+    assert "(C75" not in usage["log"], usage["log"]  # no wgmma waits injected, serialized
+
+
+def loop_body(ptx: str) -> str:
+    """The PTX of the K loop: from the label of the (only) backward branch to it."""
+    for m in re.finditer(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+);", ptx):
+        head = ptx.find(m[1] + ":")
+        if head < m.start():
+            return ptx[head : m.end()]
+    raise AssertionError("no loop in the PTX")
+
+
+def steps(body: str) -> list[str]:
+    """The loop body's synchronisation steps in order (a run of one kind counts once)."""
+    kinds = ("wgmma.fence", "wgmma.mma_async", "wgmma.commit_group", "wgmma.wait_group.sync.aligned 1",
+             "wgmma.wait_group.sync.aligned 0", "cp.async.commit_group", "cp.async.wait_group",
+             "cp.async.cg", "cp.async.ca", "bar.sync")  # fmt: skip
+    out: list[str] = []
+    for line in body.split("\n"):
+        kind = next((k for k in kinds if k in line), None)
+        kind = "cp.async" if kind in ("cp.async.cg", "cp.async.ca") else kind
+        if kind and (not out or out[-1] != kind):
+            out.append(kind)
+    return out
+
+
+@pytest.mark.parametrize(
+    "block,warps", [((128, 128, 64), 8), ((64, 64, 32), 4), ((128, 256, 64), 8)]
+)
+def test_loop_keeps_one_wgmma_group_in_flight(block, warps, ptxas):
+    """The K loop: wait for trip k's copies (and a barrier), wgmma for trip k, commit,
+    wait 1 (trip k - 1's retired), a barrier (every warpgroup's), cp.async refilling
+    the stage trip k - 1 read; after the loop wait 0 before the epilogue. ptxas keeps the
+    accumulators in the registers the wgmmas name (it injects no wait)."""
+    ptx = compile_dot("fp16", "row", "row", block, warps, 3).asm["ptx"]
+    body = loop_body(ptx)
+    assert steps(body) == ["cp.async.wait_group", "bar.sync", "wgmma.fence", "wgmma.mma_async",
+                           "wgmma.commit_group", "wgmma.wait_group.sync.aligned 1", "bar.sync",
+                           "cp.async", "cp.async.commit_group"]  # fmt: skip
+    after = ptx[ptx.index(body) + len(body) :]
+    assert steps(after)[:3] == [
+        "wgmma.wait_group.sync.aligned 0",
+        "cp.async.wait_group",
+        "bar.sync",
+    ]
+    log = tools.ptxas_usage(ptx, "sm_90a")["log"]
+    assert "(C75" not in log, log
+    # the check can fail: a read of an accumulator while its wgmma is in flight makes
+    # ptxas inject a wait (C7517)
+    reg = re.search(r"wgmma\.mma_async\S* \{(%r\d+),", body)[1]
+    bad = ptx.replace("wgmma.commit_group.sync.aligned;",
+                      f"wgmma.commit_group.sync.aligned;\n\tst.global.b32 [%rd1], {reg};", 1)  # fmt: skip
+    assert "(C7517)" in tools.ptxas_usage(bad, "sm_90a")["log"]
+
+
+def test_escape_hatch_waits_for_each_wgmma(monkeypatch, ptxas):
+    monkeypatch.setenv("TRITIUM_WGMMA_SYNC", "1")
+    ptx = compile_dot("fp16", "row", "row", (128, 128, 64), 8, 3).asm["ptx"]
+    assert "wgmma.wait_group.sync.aligned 1" not in ptx
+    assert steps(loop_body(ptx)) == ["cp.async.wait_group", "bar.sync", "cp.async",
+                                     "cp.async.commit_group", "wgmma.fence", "wgmma.mma_async",
+                                     "wgmma.commit_group", "wgmma.wait_group.sync.aligned 0"]  # fmt: skip
 
 
 def test_ttgir_reads_as_upstreams():
@@ -60,7 +125,8 @@ def test_ttgir_reads_as_upstreams():
         "!ttg.memdesc<3x128x64xf16, #shared, #smem, mutable>",
         "{inputPrecision = 0 : i32, isAsync = true} : !ttg.memdesc<128x64xf16, #shared, #smem, "
         "mutable> * !ttg.memdesc<64x128xf16, #shared, #smem, mutable> -> tensor<128x128xf32, #mma>",
-        "{pendings = 0 : i32} : tensor<128x128xf32, #mma>, !ttg.memdesc<128x64xf16",
+        "{pendings = 1 : i32} : tensor<128x128xf32, #mma>, !ttg.memdesc<128x64xf16",
+        "{pendings = 0 : i32} : tensor<128x128xf32, #mma> loc(",
     ):
         assert line in ttgir, line
     text = print_ir(parse_module(ttgir))  # tritium reads its own TTGIR back
@@ -98,7 +164,7 @@ def test_upstreams_hopper_ttgir_parses_and_round_trips():
     "kind,block,warps,arch",
     [("fp16", (64, 64, 32), 2, "sm_90a"),  # fewer warps than a warpgroup
      ("fp16", (32, 64, 32), 4, "sm_90a"),  # M below 64
-     ("fp32", (64, 64, 32), 4, "sm_90a"),  # tf32: not on wgmma yet
+     ("fp32", (64, 64, 32), 4, "sm_90a"),  # tf32 with B N-major: wgmma transposes 16-bit tiles only
      ("fp16", (64, 64, 32), 4, "sm_90")],  # sm_90 without the "a": mma.sync
 )  # fmt: skip
 def test_ineligible_dots_keep_mma_sync(kind, block, warps, arch, ptxas):

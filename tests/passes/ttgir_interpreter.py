@@ -18,14 +18,23 @@ the GPU:
 * a read of a stage whose copy has not been waited for, or that was written (a store, a
   local_alloc with a source, a waited copy) since the last barrier, is a RAW race; a write
   or a copy into a stage that some thread read or wrote since the last barrier is a WAR
-  (WAW) race: all raise `HazardError`, as does a read of a stage nothing ever wrote.
+  (WAW) race: all raise `HazardError`, as does a read of a stage nothing ever wrote;
+* Hopper's `ttng.warp_group_dot` reads its two tiles until a `ttng.warp_group_dot_wait`
+  leaves fewer groups than its own in flight (`pendings`): issuing it is a read (RAW
+  checks as a local_load), a copy or store into a tile an unretired wgmma reads is a WAR
+  race, and a retired wgmma's read counts from its wait (other threads' wgmmas are known
+  retired only after the next barrier); deallocating such a tile, or ending the kernel
+  with wgmma groups in flight, raises too. (The product is computed at issue: the
+  accumulator is only read by the dot chain and the waits, which pass it through.)
 """
 
 from __future__ import annotations
 
 import contextlib
+from types import SimpleNamespace
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType
 
 from tritium.ir.gpu import BarrierOp
 from tritium.ir.ttg_memory import (
@@ -39,8 +48,10 @@ from tritium.ir.ttg_memory import (
     MemDescIndexOp,
     MemDescTransOp,
 )
+from tritium.ir.ttng import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 from tritium.runtime.interpreter import ops
 from tritium.runtime.interpreter import values as rep
+from tritium.runtime.interpreter.dot import dot as dot_builder
 from tritium.runtime.interpreter.memory import MemoryFault, out_of_bounds
 
 
@@ -57,7 +68,8 @@ class SharedModel:
         self.epoch = 0  # barriers so far
         self.last_read: dict = {}  # (id(slots), index) -> epoch of its last read
         self.last_write: dict = {}  # (id(slots), index) -> epoch of its last (visible) write
-        self.copies = self.waits = self.barriers = 0
+        self.wgmma: list[list] = []  # the tiles of each wgmma group in flight, oldest first
+        self.copies = self.waits = self.barriers = self.dots = self.dot_waits = 0
 
     def barrier(self) -> None:
         self.epoch += 1
@@ -69,9 +81,14 @@ class SharedModel:
     def since_barrier(self, table: dict, slots, index) -> bool:
         return table.get((id(slots), index), -1) >= self.epoch
 
+    def wgmma_reads(self, slots, index) -> bool:
+        return any(s is slots and i == index for g in self.wgmma for s, i in g)
+
     def write(self, slots, index, what: str) -> None:
         """A plain write of a stage: it must not race with reads or writes since the last
-        barrier."""
+        barrier, nor with a wgmma in flight."""
+        if self.wgmma_reads(slots, index):
+            raise HazardError(f"{what} into a stage a wgmma in flight reads (WAR)")
         if self.since_barrier(self.last_read, slots, index):
             raise HazardError(f"{what} into a stage read since the last barrier (WAR)")
         if self.since_barrier(self.last_write, slots, index):
@@ -141,6 +158,8 @@ def _copy(op, fc):
     def run(env, st):
         model = _m()
         slots, i, trans = _view(env, dst)
+        if model.wgmma_reads(slots, i):
+            raise HazardError("async copy into a stage a wgmma in flight reads (WAR)")
         if model.since_barrier(model.last_read, slots, i):
             raise HazardError("async copy into a stage read since the last barrier (WAR)")
         if model.since_barrier(model.last_write, slots, i):
@@ -191,22 +210,70 @@ def _wait(op, fc):
     return run
 
 
+def _read(env, v, what: str):
+    """A read of the tile memdesc `v` views: its value, after the RAW checks."""
+    model = _m()
+    slots, i, trans = _view(env, v)
+    if model.pending(slots, i):
+        raise HazardError(f"{what} of a stage whose async copy was not waited for (RAW)")
+    if model.since_barrier(model.last_write, slots, i):
+        raise HazardError(f"{what} of a stage written since the last barrier (RAW)")
+    if slots[i] is None:
+        raise HazardError(f"{what} of a stage nothing wrote")
+    model.last_read[(id(slots), i)] = model.epoch
+    return np.ascontiguousarray(slots[i].T) if trans else slots[i]
+
+
 def _load(op, fc):
     src, out = fc(op.src), fc(op.result)
 
     def run(env, st):
-        model = _m()
-        slots, i, trans = _view(env, src)
-        if model.pending(slots, i):
-            raise HazardError("local_load of a stage whose async copy was not waited for (RAW)")
-        if model.since_barrier(model.last_write, slots, i):
-            raise HazardError("local_load of a stage written since the last barrier (RAW)")
-        if slots[i] is None:
-            raise HazardError("local_load of a stage nothing wrote")
-        model.last_read[(id(slots), i)] = model.epoch
-        env[out] = np.ascontiguousarray(slots[i].T) if trans else slots[i]
+        env[out] = _read(env, src, "local_load")
 
     return run
+
+
+class _TileValue:
+    """A wgmma operand as tt.dot's builder sees it: a tensor read from the tile."""
+
+    def __init__(self, mem):
+        self.type = TensorType(mem.type.element_type, mem.type.get_shape())
+
+
+def _warp_group_dot(op, fc):
+    a, b = fc(op.a), fc(op.b)
+    va, vb = _TileValue(op.a), _TileValue(op.b)
+    shim = SimpleNamespace(a=va, b=vb, c=op.c, d=op.d, input_precision=op.input_precision)
+    product = dot_builder(shim, fc)
+    sa, sb = fc(va), fc(vb)
+
+    def run(env, st):
+        model = _m()
+        env[sa], env[sb] = _read(env, a, "warp_group_dot"), _read(env, b, "warp_group_dot")
+        product(env, st)
+        model.wgmma.append([_view(env, a)[:2], _view(env, b)[:2]])
+        model.dots += 1
+
+    return run
+
+
+def _warp_group_dot_wait(op, fc):
+    ins, outs, pendings = [fc(v) for v in op.inputs], [fc(v) for v in op.outputs], op.pendings
+
+    def run(env, st):
+        model = _m()
+        while len(model.wgmma) > pendings:
+            for slots, i in model.wgmma.pop(0):
+                model.last_read[(id(slots), i)] = model.epoch
+        model.dot_waits += 1
+        for x, y in zip(ins, outs, strict=True):
+            env[y] = env[x]
+
+    return run
+
+
+def _fence(op, fc):
+    return lambda env, st: None
 
 
 def _store(op, fc):
@@ -228,6 +295,8 @@ def _dealloc(op, fc):
         model = _m()
         if any(model.pending(slots, i) for i in range(len(slots))):
             raise HazardError("local_dealloc of a buffer with copies in flight")
+        if any(model.wgmma_reads(slots, i) for i in range(len(slots))):
+            raise HazardError("local_dealloc of a buffer a wgmma in flight reads")
 
     return run
 
@@ -250,6 +319,9 @@ HANDLERS = {
     LocalLoadOp: _load,
     LocalStoreOp: _store,
     LocalDeallocOp: _dealloc,
+    WarpGroupDotOp: _warp_group_dot,
+    WarpGroupDotWaitOp: _warp_group_dot_wait,
+    FenceAsyncSharedOp: _fence,
 }
 
 
@@ -264,6 +336,8 @@ def shared_memory_model(landing: str = "wait"):
         yield model
         if model.groups or model.open:
             raise HazardError("the kernel ended with async copies not waited for")
+        if model.wgmma:
+            raise HazardError("the kernel ended with wgmma groups in flight")
     finally:
         _MODEL.pop()
         for cls, h in saved.items():

@@ -80,7 +80,9 @@ def ptxas(ptx: str, arch: str = "sm_89") -> bytes | None:
 
 
 def parse_usage(log: str) -> dict:
-    """ptxas -v's resource report: registers, stack frame, spills, shared and local bytes."""
+    """ptxas -v's resource report: registers, stack frame, spills, shared and local bytes,
+    and the log itself (`log`: its notes, such as sm_90a's "(C7517) warpgroup.wait is
+    injected", when ptxas had to wait for a wgmma the code kept in flight)."""
 
     def grab(pattern: str) -> int:
         m = re.search(pattern, log)
@@ -93,6 +95,7 @@ def parse_usage(log: str) -> dict:
         "spill_loads": grab(r"(\d+) bytes spill loads"),
         "shared": grab(r"(\d+) bytes smem"),
         "local": grab(r"(\d+) bytes lmem"),
+        "log": log,
     }
 
 

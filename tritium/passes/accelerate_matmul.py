@@ -39,12 +39,17 @@ pass hands to `ttng.warp_group_dot`:
 
     #mma = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], instrShape = [16, 128, 16]}>
     %a1 = ttg.convert_layout %a : ... -> tensor<128x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
+    (int8 -> int32, fp8 -> fp32: instrShape = [16, N, 32], kWidth = 4; tf32: [16, N, 8], kWidth = 1)
 
-Eligible (`mma_v3_shape`, conservative): fp16 / bf16 operands with fp32 accumulators, a
-2D dot chained to no other dot, num_warps a multiple of 4, M a multiple of 64, N of 16,
-K of 16. instrShape is upstream's `mmaVersionToInstrShape` (the largest N <= 256 dividing
-N that leaves each warpgroup's share of N whole), warpsPerCTA upstream's
-`warpsPerTileV3` (warpgroups along M while M has 16 rows per warp left, then along N). Unlike upstream, which upcasts fp8 to fp16 for mma v2 on any target
+Eligible (`mma_v3_shape`, conservative): fp16 / bf16 operands with fp32 accumulators
+(instruction K 16), tf32 (fp32 operands, inputPrecision = tf32: K 8), fp8 e4m3 / e5m2
+with fp32 accumulators (K 32; `max_num_imprecise_acc` unset or at least the dot's K) and
+int8 with int32 ones (K 32), the last three only with both operands K-major (A's K
+contiguous, B's too: wgmma transposes 16-bit tiles only), a 2D dot chained to no other
+dot, num_warps a multiple of 4, M a multiple of 64, N of 16, K of the instruction's K.
+The rest keeps mma.sync, as before. instrShape is upstream's `mmaVersionToInstrShape`
+(the largest N <= 256 dividing N that leaves each warpgroup's share of N whole),
+warpsPerCTA upstream's `warpsPerTileV3` (warpgroups along M while M has 16 rows per warp left, then along N). Unlike upstream, which upcasts fp8 to fp16 for mma v2 on any target
 but sm_89, tritium keeps fp8 on the fp8 tensor cores on sm_90 too (mma.sync has them there).
 """
 
@@ -55,6 +60,8 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     ModuleOp,
@@ -67,6 +74,7 @@ from tritium.ir.ttg import (
     BlockedEncodingAttr,
     ConvertLayoutOp,
     compute_capability,
+    layout_order,
     num_warps_of,
 )
 from tritium.ir.ttg_mma import DotOperandEncodingAttr, NvidiaMmaEncodingAttr
@@ -111,20 +119,51 @@ def mma_k_width(dot: tt.DotOp, capability: int) -> int | None:
     return k_width
 
 
+def mma_v3_k(dot: tt.DotOp) -> int | None:
+    """wgmma's instruction K for this dot's types (256 bits of an operand row), or None:
+    fp16 / bf16 (k16) and tf32 (fp32 with inputPrecision = tf32, k8) with fp32
+    accumulators, int8 with int32 ones (k32), fp8 e4m3 / e5m2, mixed too, with fp32 ones
+    (k32) when `max_num_imprecise_acc` is unset or covers the dot's K (the tensor cores
+    accumulate fp8 products in reduced precision across the whole K, upstream's Hopper
+    default; a smaller value, which upstream honours by splitting the accumulation, keeps
+    mma.sync). Operands other than 16-bit ones must be K-major in shared memory (wgmma
+    transposes only 16-bit tiles): `_k_major` below."""
+    a, b, c = element_type(dot.a.type), element_type(dot.b.type), element_type(dot.d.type)
+    if isinstance(c, Float32Type) and isinstance(a, Float16Type | BFloat16Type) and b == a:
+        return 16
+    if isinstance(c, Float32Type) and isinstance(a, Float32Type) and b == a:
+        return 8 if dot.input_precision == "tf32" else None
+    if is_int(c) and bitwidth(c) == 32 and is_int(a) and bitwidth(a) == 8 and b == a:
+        return 32
+    fp8 = Float8E4M3FNType | Float8E5M2Type  # wgmma's e4m3 / e5m2
+    if isinstance(c, Float32Type) and isinstance(a, fp8) and isinstance(b, fp8):
+        limit = dot.maxNumImpreciseAcc.value.data if dot.maxNumImpreciseAcc is not None else 0
+        return 32 if limit == 0 or limit >= shape_of(dot.a.type)[-1] else None
+    return None
+
+
+def _k_major(v: SSAValue, op_idx: int) -> bool:
+    """Whether operand `op_idx` comes (through layout conversions) from a layout that
+    keeps K fastest, such as a load's coalesced one: the order its tile is staged in
+    (the pipeliner and optimize-dot-operands take it from the value they stage)."""
+    while isinstance(v.owner, ConvertLayoutOp):
+        v = v.owner.src
+    enc = encoding_of(v.type)
+    return isinstance(enc, BlockedEncodingAttr) and layout_order(enc)[0] == 1 - op_idx
+
+
 def mma_v3_shape(dot: tt.DotOp, num_warps: int) -> tuple[list[int], list[int]] | None:
     """(warpsPerCTA, instrShape) of the wgmma layout for this dot, or None (mma.sync)."""
-    a, c = element_type(dot.a.type), element_type(dot.c.type)
-    if not (
-        isinstance(c, Float32Type)
-        and isinstance(a, Float16Type | BFloat16Type)
-        and element_type(dot.b.type) == a
-    ):
+    instr_k = mma_v3_k(dot)
+    if instr_k is None:
+        return None
+    if instr_k != 16 and not (_k_major(dot.a, 0) and _k_major(dot.b, 1)):
         return None
     shape_a, shape_b = shape_of(dot.a.type), shape_of(dot.b.type)
     if len(shape_a) != 2 or num_warps % 4 or _chained_dots(dot):
         return None
     (m, k), n = shape_a, shape_b[1]
-    if m % 64 or n % 16 or k % 16:
+    if m % 64 or n % 16 or k % instr_k:
         return None
     n_warps = max(1, num_warps // max(1, m // 16))
     instr_n = 256
@@ -138,7 +177,7 @@ def mma_v3_shape(dot: tt.DotOp, num_warps: int) -> tuple[list[int], list[int]] |
             wpc[1] *= 2
     if 16 * wpc[0] > m or instr_n * wpc[1] > n:
         return None
-    return wpc, [16, instr_n, 16]
+    return wpc, [16, instr_n, instr_k]
 
 
 def _chained_dots(dot: tt.DotOp) -> list[tt.DotOp]:
@@ -262,6 +301,7 @@ __all__ = [
     "AccelerateMatmulPass",
     "accelerate_matmul",
     "mma_k_width",
+    "mma_v3_k",
     "mma_v3_shape",
     "warps_per_tile",
 ]

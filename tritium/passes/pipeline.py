@@ -29,6 +29,7 @@ from typing import Literal
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from tritium import config
 from tritium.errors import CompilationError
 from tritium.ir.context import make_context
 from tritium.options import Options
@@ -100,7 +101,6 @@ def make_pass(name: str, options: Options) -> ModulePass:
         "allocate-shared-memory": AllocateSharedMemoryPass,
         "optimize-dot-operands": OptimizeDotOperandsPass,
         "membar": MembarPass,
-        "wgmma-pipeline": WgmmaPipelinePass,
     }
     if name in simple:
         return simple[name]()
@@ -115,6 +115,8 @@ def make_pass(name: str, options: Options) -> ModulePass:
         return SoftwarePipelinePass(num_stages=options.num_stages)
     if name == "accelerate-matmul":
         return AccelerateMatmulPass(mma_v3=options.mma_v3)
+    if name == "wgmma-pipeline":
+        return WgmmaPipelinePass(in_flight=not config.wgmma_sync())
     raise KeyError(f"no pass named {name!r}")
 
 

@@ -1,7 +1,8 @@
 """`wgmma-pipeline`: a `tt.dot` on the wgmma layout (`#ttg.nvidia_mma` version 3) reads its
 operands straight from their shared tiles: `ttng.warp_group_dot` on the tiles, then
-`ttng.warp_group_dot_wait` (upstream's `WGMMAPipeline`, `asyncLaunchDots`, on tritium's
-pipelined loop).
+`ttng.warp_group_dot_wait`; in a K loop fed by the software pipeliner's rings, one wgmma
+group stays in flight across iterations (upstream's `WGMMAPipeline` and `asyncLaunchDots`,
+on tritium's pipelined loop).
 
     %a = ttg.local_load %sa token %w : !ttg.memdesc<128x64xf16, #shared, #smem, mutable> -> tensor<128x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
     %b = ttg.local_load %sb token %w : !ttg.memdesc<64x128xf16, #shared, #smem, mutable> -> tensor<64x128xf16, #ttg.dot_op<{opIdx = 1, parent = #mma, kWidth = 2}>>
@@ -14,31 +15,78 @@ Runs after optimize-dot-operands, when every operand of such a dot is a `ttg.loc
 of a `#ttg.nvmma_shared` tile (the software pipeliner's ring, or optimize-dot-operands'
 `local_alloc`). A tile that ordinary stores fill (`local_alloc` of a value) gets a
 `ttng.fence_async_shared` before the dot (upstream's FenceInsertion), which the membar
-pass's barrier then follows: st.shared, fence.proxy.async, bar.sync, wgmma. The wait keeps no group in flight (`pendings = 0`): tritium's pipeliner
-refills, at the top of the next iteration, the tile this dot reads, so the wgmma must be
-done by then (keeping one group in flight, upstream's `pendings = 1`, needs the copies to
-target the tile read two iterations ago: not done yet).
+pass's barrier then follows: st.shared, fence.proxy.async, bar.sync, wgmma.
+
+One group in flight (`pendings = 1`). The pipeliner's loop, as it comes (trip k reads
+stage k % S of each ring, S >= 3 stages, and refills at its top the stage trip k - 1
+read, with the copies of iteration k + S - 1):
+
+    scf.for ... iter_args(%acc = %z, ..., %ins = %c1, %ext = %c-1, ...) {
+      %ext1 = (%ext + 1 == 3) ? 0 : %ext + 1 ; %ins1 = (%ins + 1 == 3) ? 0 : %ins + 1
+      %w = ttg.async_wait %g {num = 1 : i32}
+      %t = ttg.async_copy_global_to_local %p, %ra[%ins1] ... ; %u = ... %rb[%ins1]
+      %g2 = ttg.async_commit_group tokens %t, %u
+      %d0 = ttng.warp_group_dot %ra[%ext1], %rb[%ext1], %acc {..., isAsync = true}
+      %d:3 = ttng.warp_group_dot_wait %d0, ... {pendings = 0 : i32}
+      scf.yield %d#0, ..., %ins1, %ext1, ..., %g2
+    }
+    ... uses of the accumulator %r#0
+  =>
+      %w = ttg.async_wait %g {num = 1 : i32}
+      %d0 = ttng.warp_group_dot %ra[%ext1], %rb[%ext1], %acc {..., isAsync = true}
+      %d:3 = ttng.warp_group_dot_wait %d0, ... {pendings = 1 : i32}   (trip k - 1's retired)
+      %t = ttg.async_copy_global_to_local %p, %ra[%ins1] ...          (membar: bar.sync first)
+      %g2 = ttg.async_commit_group tokens %t, %u
+      scf.yield %d#0, ...
+    }
+    %acc_done = ttng.warp_group_dot_wait %r#0 {pendings = 0 : i32}    (before the ring's dealloc)
+    ... uses of %acc_done
+
+So the tensor cores run trip k's wgmma while trip k - 1's retires, and a copy overwrites a
+stage only after the wait that retired the wgmma reading it; the membar pass puts a
+bar.sync between that wait and the copies (every warpgroup has retired it). The copies
+have S - 2 trips and a wgmma to land. When: the loop holds one `warp_group_dot`, whose
+accumulator is loop-carried and used by nothing else in the loop (attention's rescaled
+accumulator is not), whose tiles are stages of rings (S >= 3) that only the loop's async
+copies fill, and the ring counters show the stage written is the one the previous trip
+read. Otherwise, and with TRITIUM_WGMMA_SYNC=1 (`in_flight=False`), `pendings = 0`: with
+two stages the copy the next trip waits for would be issued only after this trip's wgmma
+(kept conservative).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tritium.analysis.membar import tile_alloc
-from tritium.ir import tt
-from tritium.ir.ttg_memory import LocalLoadOp
+from tritium.ir import arith, tt
+from tritium.ir.arith import constant_value
+from tritium.ir.ttg_memory import (
+    AsyncCommitGroupOp,
+    AsyncCopyGlobalToLocalOp,
+    LocalLoadOp,
+    MemDescIndexOp,
+)
 from tritium.ir.ttg_mma import NVMMASharedEncodingAttr, is_mma_v3
 from tritium.ir.ttng import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 from tritium.ir.types import encoding_of
 from tritium.passes.utils import insert_after, insert_before
 
+MIN_STAGES_IN_FLIGHT = 3  # ring depth from which one wgmma group stays in flight
+
 
 def _tile_of(v) -> object | None:
     """The nvmma tile a dot operand was loaded from, or None."""
     load = v.owner
-    if isinstance(load, LocalLoadOp) and isinstance(load.src.type.encoding, NVMMASharedEncodingAttr):
+    if isinstance(load, LocalLoadOp) and isinstance(
+        load.src.type.encoding, NVMMASharedEncodingAttr
+    ):
         return load.src
     return None
 
@@ -60,8 +108,132 @@ def _written_by_threads(tile) -> bool:
     return False
 
 
-def wgmma_pipeline(module: ModuleOp) -> int:
-    """Rewrite the wgmma dots (module docstring); returns how many."""
+# --------------------------------------------------------------------------- in flight
+
+
+@dataclass
+class _InFlight:
+    """A loop where the dot's wgmma group may stay in flight (module docstring)."""
+
+    loop: scf.ForOp
+    acc: int  # the accumulator's iter_arg
+    copies: list[AsyncCopyGlobalToLocalOp]  # the ring refills, in body order
+    commit: AsyncCommitGroupOp
+
+
+def _ring_phase(index: SSAValue, loop: scf.ForOp, stages: int) -> int | None:
+    """p such that `index` is p + k mod `stages` on trip k: the pipeliner's ring counter
+    `(%i + 1 >= S) ? 0 : %i + 1` of an iter_arg %i that starts at a constant and is
+    yielded this value; None for any other index."""
+    sel = index.owner
+    if not isinstance(sel, arith.SelectOp) or constant_value(sel.lhs) != 0:
+        return None
+    nxt, cmp = sel.rhs.owner, sel.cond.owner
+    if not isinstance(nxt, arith.AddiOp) or constant_value(nxt.rhs) != 1:
+        return None
+    if not isinstance(cmp, arith.CmpiOp) or cmp.predicate_name != "sge":
+        return None
+    if cmp.lhs is not sel.rhs or constant_value(cmp.rhs) != stages:
+        return None
+    arg, block = nxt.lhs, loop.body.block
+    if not isinstance(arg.owner, Block) or arg.owner is not block or arg.index == 0:
+        return None
+    k = arg.index - 1
+    start = constant_value(loop.iter_args[k])
+    if block.last_op.operands[k] is not index or not isinstance(start, int):
+        return None
+    if not -1 <= start < stages - 1:
+        return None
+    return start + 1
+
+
+def _ring_stage(tile: SSAValue, loop: scf.ForOp) -> tuple[Operation, int, int] | None:
+    """(ring allocation, stages, phase) of a tile that is stage `phase + k` of a ring on
+    trip k of `loop`, or None."""
+    view = tile.owner
+    if not isinstance(view, MemDescIndexOp) or view.parent_block() is not loop.body.block:
+        return None
+    alloc = tile_alloc(view.src)
+    if alloc.operands or view.src is not alloc.results[0]:
+        return None
+    stages = alloc.results[0].type.get_shape()[0]
+    phase = _ring_phase(view.index, loop, stages)
+    return None if phase is None else (alloc, stages, phase)
+
+
+def _in_flight(wg: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> _InFlight | None:
+    """Whether `wg`'s group may stay in flight across its loop's trips (module docstring)."""
+    loop = wg.parent_op()
+    if not isinstance(loop, scf.ForOp) or wg.parent_block() is not loop.body.block:
+        return None
+    block = loop.body.block
+    if sum(isinstance(op, WarpGroupDotOp) for op in loop.walk()) != 1:
+        return None
+    acc = wg.c
+    if not isinstance(acc.owner, Block) or acc.owner is not block or acc.index == 0:
+        return None
+    k = acc.index - 1
+    if len(list(acc.uses)) != 1 or any(r.uses for r in wait.outputs[1:]):
+        return None
+    uses = list(wait.outputs[0].uses)
+    if len(uses) != 1 or uses[0].operation is not block.last_op or uses[0].index != k:
+        return None
+    rings = [_ring_stage(t, loop) for t in (wg.a, wg.b)]
+    if None in rings:
+        return None
+    copies: list[AsyncCopyGlobalToLocalOp] = []
+    for alloc, stages, read in rings:
+        if stages < MIN_STAGES_IN_FLIGHT:
+            return None
+        for view_use in alloc.results[0].uses:
+            view = view_use.operation
+            if not loop.is_ancestor(view):
+                continue  # the prologue's copies, the dealloc after the loop
+            if view.parent_block() is not block or not isinstance(view, MemDescIndexOp):
+                return None
+            for use in view.result.uses:
+                op = use.operation
+                if op is wg or op is wait:
+                    continue
+                if not isinstance(op, AsyncCopyGlobalToLocalOp) or op.parent_block() is not block:
+                    return None
+                if _ring_phase(view.index, loop, stages) != (read - 1) % stages:
+                    return None  # the copy must refill the stage trip k - 1 read
+                copies.append(op)
+    copies.sort(key=block.get_operation_index)
+    commits = {use.operation for c in copies for use in c.token.uses}
+    if len(commits) != 1:
+        return None
+    commit = commits.pop()
+    if not isinstance(commit, AsyncCommitGroupOp) or list(commit.tokens) != [
+        c.token for c in copies
+    ]:
+        return None
+    if any(u.operation is not block.last_op for u in commit.result.uses):
+        return None
+    if block.get_operation_index(commit) > block.get_operation_index(wg):
+        return None
+    return _InFlight(loop, k, copies, commit)
+
+
+def _keep_in_flight(plan: _InFlight, wait: WarpGroupDotWaitOp) -> None:
+    """Wait for all but the latest group, then refill the retired stage; after the loop,
+    wait for the last group before the accumulator is read (module docstring)."""
+    wait.attributes["pendings"] = IntegerAttr(1, 32)
+    anchor: Operation = wait
+    for op in [*plan.copies, plan.commit]:
+        op.detach()
+        anchor = insert_after(anchor, op)
+    result = plan.loop.results[plan.acc]
+    uses = list(result.uses)
+    done = insert_after(plan.loop, WarpGroupDotWaitOp([result], pendings=0))
+    for use in uses:
+        use.operation.operands[use.index] = done.outputs[0]
+
+
+def wgmma_pipeline(module: ModuleOp, in_flight: bool = True) -> int:
+    """Rewrite the wgmma dots (module docstring); returns how many. `in_flight=False`:
+    every dot waits for its own group (`pendings = 0`)."""
     count = 0
     for dot in [op for op in module.walk() if isinstance(op, tt.DotOp)]:
         if not is_mma_v3(encoding_of(dot.d.type)):
@@ -84,15 +256,21 @@ def wgmma_pipeline(module: ModuleOp) -> int:
             if load.parent is not None and not load.results[0].uses:
                 load.detach()
                 load.erase()
+        plan = _in_flight(wg, wait) if in_flight else None
+        if plan is not None:
+            _keep_in_flight(plan, wait)
         count += 1
     return count
 
 
+@dataclass(frozen=True)
 class WgmmaPipelinePass(ModulePass):
     name = "wgmma-pipeline"
 
+    in_flight: bool = True  # False: TRITIUM_WGMMA_SYNC (pendings = 0 everywhere)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        wgmma_pipeline(op)
+        wgmma_pipeline(op, self.in_flight)
 
 
-__all__ = ["WgmmaPipelinePass", "wgmma_pipeline"]
+__all__ = ["MIN_STAGES_IN_FLIGHT", "WgmmaPipelinePass", "wgmma_pipeline"]

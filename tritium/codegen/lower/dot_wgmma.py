@@ -1,5 +1,7 @@
 """Hopper's warpgroup MMA: `ttng.warp_group_dot` -> `wgmma.mma_async`, operands read by
-the tensor cores from `#ttg.nvmma_shared` tiles through matrix descriptors;
+the tensor cores from `#ttg.nvmma_shared` tiles through matrix descriptors (f32 += f16,
+bf16 (k16), tf32 (k8), e4m3 / e5m2 (k32); s32 += s8 (k32): one 32-byte K step of a tile
+row per instruction whatever the type);
 `ttng.warp_group_dot_wait` -> `wgmma.wait_group`; `ttng.fence_async_shared` ->
 `fence.proxy.async.shared::cta`.
 
@@ -26,13 +28,23 @@ instruction's operand is the tile's offset of its first element (rows a multiple
 no swizzle phase; the hardware swizzles the addresses it forms, which is why nvmma tiles
 are 1024-byte aligned: analysis/allocation.py). `transposed` tiles (the first dim
 contiguous) set the instruction's transpose bit for A; B's bit is set when its tile is
-*not* transposed (N contiguous), as wgmma's B is K-major by default.
+*not* transposed (N contiguous), as wgmma's B is K-major by default. Only 16-bit tiles
+may be transposed: accelerate-matmul puts other types on wgmma only with K-major
+operands, and this lowering refuses the rest.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+    TensorType,
+)
 from xdsl.ir import Operation
 
 from tritium.analysis.shared_bytes import element_bytes
@@ -45,7 +57,9 @@ from tritium.ir.types import element_type, encoding_of, shape_of
 
 i64 = ir.IntType(64)
 # operand element type -> PTX type (instruction K = 256 bits / element bits)
-_KINDS = {Float16Type: "f16", BFloat16Type: "bf16"}
+_KINDS = {Float16Type: "f16", BFloat16Type: "bf16", Float32Type: "tf32", Float8E4M3FNType: "e4m3",
+          Float8E5M2Type: "e5m2", IntegerType: "s8"}  # fmt: skip
+_TRANSPOSABLE = ("f16", "bf16")  # the only kinds whose tiles may be M- or N-major
 _SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
 
 
@@ -103,12 +117,30 @@ def _asm(ctx: FunctionLowering, text: str) -> None:
     ctx.builder.asm(ir.FunctionType(ir.VoidType(), []), text, "~{memory}", [], side_effect=True)
 
 
+def _kinds(op: Operation) -> tuple[str, str, str] | None:
+    """(accumulator, A, B) PTX types of a warp_group_dot, or None where wgmma has none:
+    f32 += f16 x f16, bf16 x bf16, tf32 x tf32, e4m3 / e5m2 x e4m3 / e5m2; s32 += s8 x s8."""
+    ea, eb, ec = op.a.type.element_type, op.b.type.element_type, element_type(op.d.type)
+    ka, kb = _KINDS.get(type(ea)), _KINDS.get(type(eb))
+    if ka == "s8" and ea == eb and ea.width.data == 8 and isinstance(ec, IntegerType):
+        return ("s32", ka, kb) if ec.width.data == 32 else None
+    fp8 = ("e4m3", "e5m2")
+    if not isinstance(ec, Float32Type) or ka is None or ka == "s8":
+        return None
+    if ka in fp8 and kb in fp8:
+        return "f32", ka, kb
+    if ea != eb or ka in fp8 or (ka == "tf32" and op.input_precision != "tf32"):
+        return None
+    return "f32", ka, kb
+
+
 @lowers("ttng.warp_group_dot")
 def warp_group_dot(ctx: FunctionLowering, op: Operation) -> None:
     ea, eb, ec = op.a.type.element_type, op.b.type.element_type, element_type(op.d.type)
-    kind = _KINDS.get(type(ea))
-    if kind is None or ea != eb or not isinstance(ec, Float32Type):
+    kinds = _kinds(op)
+    if kinds is None:
         raise unsupported(op, f"wgmma for {ea} x {eb} operands with a {ec} accumulator")
+    acc_kind, kind_a, kind_b = kinds
     if op.use_c is not None:
         raise unsupported(op, "ttng.warp_group_dot with a useC operand")
     mma = encoding_of(op.d.type)
@@ -127,16 +159,26 @@ def warp_group_dot(ctx: FunctionLowering, op: Operation) -> None:
     desc_b = _Descriptors(ctx, op.b, (None, wg_n))
     trans_a = int(desc_a.tile.order[0] == 0)  # M contiguous
     trans_b = int(desc_b.tile.order[0] == 1)  # N contiguous (wgmma's B is K-major)
+    if (trans_a or trans_b) and kind_a not in _TRANSPOSABLE:
+        raise unsupported(op, f"wgmma on {kind_a} tiles that are not K-major")
 
     n_regs = instr_n // 2
     outs = ", ".join(f"${i}" for i in range(n_regs))
+    # scale-d (p: accumulate), then A's and B's scale (1) and transpose bits where the
+    # types have them (16-bit floats: both; tf32, fp8: the scales; integers: neither)
+    imms = {
+        "s8": "",
+        "f16": f", 1, 1, {trans_a}, {trans_b}",
+        "bf16": f", 1, 1, {trans_a}, {trans_b}",
+    }
     text = (
         f"{{ .reg .pred p; setp.ne.b32 p, ${n_regs + 2}, 0; "
-        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k{instr_k}.f32.{kind}.{kind} "
-        f"{{{outs}}}, ${n_regs}, ${n_regs + 1}, p, 1, 1, {trans_a}, {trans_b}; }}"
+        f"wgmma.mma_async.sync.aligned.m64n{instr_n}k{instr_k}.{acc_kind}.{kind_a}.{kind_b} "
+        f"{{{outs}}}, ${n_regs}, ${n_regs + 1}, p{imms.get(kind_a, ', 1, 1')}; }}"
     )
-    fty = ir.FunctionType(ir.LiteralStructType([f32] * n_regs), [i64, i64, i32] + [f32] * n_regs)
-    constraint = ",".join(["=f"] * n_regs + ["l", "l", "r"] + [str(i) for i in range(n_regs)])
+    reg, cons = (i32, "=r") if acc_kind == "s32" else (f32, "=f")
+    fty = ir.FunctionType(ir.LiteralStructType([reg] * n_regs), [i64, i64, i32] + [reg] * n_regs)
+    constraint = ",".join([cons] * n_regs + ["l", "l", "r"] + [str(i) for i in range(n_regs)])
 
     index = register_index(lc)
     acc = list(ctx.get(op.c))
