@@ -103,19 +103,69 @@ def test_upstream_names_tritium_lacks_are_left_out(alias):
     import triton
 
     lacking = triton_alias.missing()
-    assert "knobs" in lacking["triton"] and "triton_key" in lacking["triton.compiler"]
+    assert "knobs" in lacking["triton"] and "compile" in lacking["triton"]
     for name, names in lacking.items():
         module = importlib.import_module(name)
         for attr in names:
             assert not hasattr(module, attr), f"{name}.{attr}"
     assert not hasattr(triton, "set_allocator")  # fla calls it only where it exists
     # modules tritium does not serve are not found, even inside the served packages
-    for name in ("triton.tools", "triton.language.semantic", "triton.compiler.compiler"):
+    for name in ("triton.tools", "triton.language.semantic", "triton.compiler.code_generator"):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(name)
-    # torch's has_triton_package() probe: tritium is not torch.compile's triton
-    with pytest.raises(ImportError):
-        from triton.compiler.compiler import triton_key  # noqa: F401
+
+
+def test_what_torch_imports_with_triton_present(alias):
+    """torch >= 2.11 takes `import triton` succeeding as "triton is installed"; `import
+    torch._dynamo` (which `@torch.compiler.disable` triggers) then imports these, and
+    inductor's triton_compat the rest: each is tritium's real object."""
+    from triton.compiler import CompiledKernel
+    from triton.compiler.compiler import CompiledKernel as CK2
+    from triton.compiler.compiler import make_backend, triton_key
+    from triton.runtime.autotuner import OutOfResources
+    from triton.runtime.cache import triton_key as key2
+    from triton.runtime.jit import JITFunction, KernelInterface
+
+    from tritium.compiler import CompiledKernel as tritium_ck
+    from tritium.errors import LaunchError, NotSupportedError
+    from tritium.errors import OutOfResources as tritium_oor
+    from tritium.runtime.cache import tritium_source_hash
+
+    assert CompiledKernel is CK2 is tritium_ck and OutOfResources is tritium_oor
+    assert issubclass(OutOfResources, LaunchError)
+    e = OutOfResources("needs 300000 bytes", 300000, 232448, "shared memory")
+    assert (e.required, e.limit, e.name) == (300000, 232448, "shared memory")
+    assert JITFunction is tritium_jit.JITFunction and issubclass(JITFunction, KernelInterface)
+    assert triton_key is key2 and triton_key() == (
+        f"tritium-{tritium.__version__}-{tritium_source_hash()}"
+    )
+    # inductor's GPU path starts with make_backend(target): refused with one message
+    with pytest.raises(NotSupportedError, match="inductor cannot run on tritium") as err:
+        make_backend(("cuda", 90))
+    assert "backend='aot_eager'" in str(err.value)
+
+
+def test_the_reported_version_can_be_chosen(monkeypatch):
+    """TRITIUM_TRITON_VERSION: the triton.__version__ reported (fla gates its gated chunked
+    backward on Hopper on >= 3.7.1: an upstream miscompile tritium does not have)."""
+    saved = _triton_modules()
+    for name in saved:
+        del sys.modules[name]
+    monkeypatch.setenv("TRITIUM_TRITON_VERSION", "3.7.1")
+    triton_alias.install()
+    try:
+        import triton
+
+        assert triton.__version__ == "3.7.1"
+        assert triton.__tritium_version__ == tritium.__version__
+        triton_alias.uninstall()
+        monkeypatch.setenv("TRITIUM_TRITON_VERSION", "latest")
+        triton_alias.install()
+        with pytest.raises(TritiumError, match="TRITIUM_TRITON_VERSION='latest'"):
+            importlib.import_module("triton")
+    finally:
+        triton_alias.uninstall()
+        sys.modules.update(saved)
 
 
 def test_installing_twice_is_harmless(alias):
@@ -179,6 +229,30 @@ def test_autotune_takes_upstreams_signatures():
         "maxnreg",
         "pre_hook",
     ]
+
+
+def test_an_autotuner_subclass_sees_upstreams_hook_attributes():
+    """fla's CachedAutotuner reads `user_defined_pre_hook` / `user_defined_post_hook` and
+    replaces `pre_hook` / `post_hook` (upstream's attributes) after super().__init__."""
+
+    @tritium.jit
+    def k(x_ptr, y_ptr, BLOCK: tritium_tl.constexpr):
+        pass
+
+    class Cached(tritium_autotune.Autotuner):
+        def __init__(self, fn, arg_names, configs, key, reset_to_zero, restore_value, **kw):
+            super().__init__(fn, arg_names, configs, key, reset_to_zero, restore_value, **kw)
+            if not self.user_defined_pre_hook and self.reset_to_zero:
+                self.pre_hook = lambda nargs, reset_only=False: None
+
+    configs = [tritium.Config({"BLOCK": 16})]
+    tuner = Cached(k, k.arg_names, configs, [], ["y_ptr"], None, pre_hook=None)
+    assert not tuner.user_defined_pre_hook and not tuner.user_defined_post_hook
+    assert tuner.pre_hook is not None and tuner.post_hook is None
+    assert tuner.restore_copies == {}
+    hook = lambda nargs: None  # noqa: E731
+    tuner = Cached(k, k.arg_names, configs, [], ["y_ptr"], None, pre_hook=hook)
+    assert tuner.user_defined_pre_hook and tuner.pre_hook is hook
 
 
 @pytest.fixture

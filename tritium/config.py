@@ -12,6 +12,7 @@
 | `TRITIUM_COMPILE_WORKERS` | one per CPU | how many processes compile an autotuning sweep's configs at once (`1`: one after another) |
 | `TRITIUM_PRINT_AUTOTUNING`, `TRITON_PRINT_AUTOTUNING` | `0` | `1`: print each autotuning's key, time and chosen config, as upstream's `TRITON_PRINT_AUTOTUNING` |
 | `TRITIUM_BENCH_POINTS` | unset | `tritium.testing.perf_report` measures only this many x values of each benchmark, spread evenly (to shorten long benchmarks) |
+| `TRITIUM_TRITON_VERSION` | unset | when tritium serves `import triton`: the `triton.__version__` it reports instead of the upstream release it follows (3.6.0), for libraries that refuse a path on a version because of an upstream bug tritium does not have |
 | `TRITIUM_LIBDEVICE` | unset | `1` / `auto`: lower math to NVIDIA's libdevice (`__nv_logf`, ...) and link `libdevice.10.bc`, for upstream's numbers bit for bit; a path: that file; unset / `0`: tritium's own math (codegen/libdevice_link.py) |
 | `CUDA_HOME`, `CUDA_PATH` | unset | CUDA installations where `TRITIUM_LIBDEVICE=auto` looks for `nvvm/libdevice/libdevice.10.bc` |
 | `TRITIUM_DISABLE_MMA_V3`, `DISABLE_MMA_V3` | `0` | `1`: on a Hopper GPU the JIT targets sm_90 (mma.sync) instead of sm_90a (wgmma for `tl.dot`), as upstream's `DISABLE_MMA_V3` (for like-with-like comparisons) |
@@ -59,6 +60,7 @@ __all__ = [
     "mma_v3_disabled",
     "print_autotuning",
     "tool",
+    "triton_version",
     "wgmma_sync",
 ]
 
@@ -77,6 +79,7 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_PRINT_AUTOTUNING": "print each autotuning's key, time and chosen config",
     "TRITON_PRINT_AUTOTUNING": "upstream's name for TRITIUM_PRINT_AUTOTUNING (either works)",
     "TRITIUM_BENCH_POINTS": "perf_report measures only this many x values of each benchmark",
+    "TRITIUM_TRITON_VERSION": "the triton.__version__ reported when tritium serves `import triton`",
     "TRITIUM_LIBDEVICE": "1/auto or a path: math through NVIDIA's libdevice, as upstream (bit for bit)",
     "CUDA_HOME": "a CUDA installation (where TRITIUM_LIBDEVICE=auto looks for libdevice)",
     "CUDA_PATH": "a CUDA installation (where TRITIUM_LIBDEVICE=auto looks for libdevice)",
@@ -141,6 +144,11 @@ def adopt_triton_interpret() -> None:
     set TRITIUM_INTERPRET=1 (once: later changes of TRITON_INTERPRET are not followed)."""
     if _flag(_get("TRITON_INTERPRET")) and _get("TRITIUM_INTERPRET") is None:
         os.environ["TRITIUM_INTERPRET"] = "1"
+
+
+def triton_version() -> str | None:
+    """TRITIUM_TRITON_VERSION (a version string such as "3.7.1"), or None."""
+    return _get("TRITIUM_TRITON_VERSION") or None
 
 
 def dump_dir() -> str | None:

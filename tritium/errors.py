@@ -87,5 +87,15 @@ class LaunchError(TritiumError, RuntimeError):
     """The CUDA driver refused or failed a launch; the message names the CUDA error."""
 
 
+class OutOfResources(LaunchError):
+    """A kernel needs more of a per-block resource (shared memory, threads for its
+    registers) than the GPU has; upstream's `triton.runtime.autotuner.OutOfResources`, with
+    its fields. The autotuner times such a config as infinitely slow."""
+
+    def __init__(self, message: str, required: int = 0, limit: int = 0, name: str = ""):
+        self.required, self.limit, self.name = required, limit, name
+        super().__init__(message)
+
+
 class NoGPUError(TritiumError, RuntimeError):
     """No CUDA driver or device is available on this machine."""

@@ -25,6 +25,10 @@ and host API tritium implements. Libraries gate code on it (fla: `>= 3.4.0`, Lig
 follows, not an older one, so they take the paths written for that release, including
 skipping workarounds for bugs of older upstream releases that tritium never had.
 `triton.__tritium_version__` is tritium's own version: the way for a program to tell.
+`TRITIUM_TRITON_VERSION=3.7.1` (read at the first `import triton`) reports that release
+instead, opt-in, for a library that refuses a path on a version range because of an
+upstream bug tritium does not have (fla refuses its gated chunked backward on Hopper for
+3.4 <= version < 3.7.1: an upstream miscompile); docs/triton-compat.md has the cases.
 
 Rules:
 * installing twice is harmless (the second call does nothing);
@@ -34,7 +38,12 @@ Rules:
 * an upstream triton installed but not yet imported is shadowed for this process;
 * `TRITON_INTERPRET=1` (upstream's switch) turns tritium's interpreter on, as
   `TRITIUM_INTERPRET=1` does, when set at install time;
-* `uninstall()` removes the finder and the alias modules (tests use it).
+* `uninstall()` removes the finder and the alias modules (tests use it);
+* torch (>= 2.11) takes a successful `import triton` as triton installed: `import
+  torch._dynamo` then needs `triton.compiler.compiler` (CompiledKernel, triton_key),
+  OutOfResources, ... (served); inductor's Triton backend asks `make_backend(target)`
+  first, which refuses with INDUCTOR_REFUSAL (tritium serves no upstream
+  `triton.compile` / launcher / backend object).
 """
 
 from __future__ import annotations
@@ -42,11 +51,12 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import re
 import sys
 import types
 from collections.abc import Callable
 
-from tritium.errors import TritiumError
+from tritium.errors import NotSupportedError, TritiumError
 
 UPSTREAM_VERSION = "3.6.0"
 
@@ -89,6 +99,7 @@ MODULES: dict[str, dict[str, str | Callable]] = {
         "next_power_of_2": _constexpr_fn("tritium:next_power_of_2"),
         "reinterpret": "tritium.runtime.reinterpret:reinterpret",
         "CompilationError": "tritium.errors:CompilationError",
+        "OutOfResources": "tritium.errors:OutOfResources",
         "TritonError": "tritium.errors:TritiumError",
     },
     "triton.errors": {"TritonError": "tritium.errors:TritiumError"},
@@ -115,6 +126,7 @@ MODULES: dict[str, dict[str, str | Callable]] = {
         "heuristics": "tritium.jit.heuristics:heuristics",
         "JITFunction": "tritium.jit.jit:JITFunction",
         "KernelInterface": "tritium.jit.jit:KernelInterface",
+        "OutOfResources": "tritium.errors:OutOfResources",
         "reinterpret": "tritium.runtime.reinterpret:reinterpret",
     },
     "triton.runtime.jit": {
@@ -130,7 +142,9 @@ MODULES: dict[str, dict[str, str | Callable]] = {
         "Heuristics": "tritium.jit.heuristics:Heuristics",
         "autotune": "tritium.jit.autotune:autotune",
         "heuristics": "tritium.jit.heuristics:heuristics",
+        "OutOfResources": "tritium.errors:OutOfResources",
     },
+    "triton.runtime.cache": {"triton_key": "tritium.runtime.cache:triton_key"},
     # upstream's `triton.runtime.driver` attribute is its driver object (`.active`); here
     # the module is that object, and `triton.runtime.driver.driver` is the module itself
     "triton.runtime.driver": {"active": "tritium.runtime.driver:active", "driver": _itself},
@@ -144,6 +158,13 @@ MODULES: dict[str, dict[str, str | Callable]] = {
     "triton.compiler": {
         "CompiledKernel": "tritium.compiler:CompiledKernel",
         "CompilationError": "tritium.errors:CompilationError",
+        "triton_key": "tritium.runtime.cache:triton_key",
+        "make_backend": "tritium.triton_alias:make_backend",
+    },
+    "triton.compiler.compiler": {
+        "CompiledKernel": "tritium.compiler:CompiledKernel",
+        "triton_key": "tritium.runtime.cache:triton_key",
+        "make_backend": "tritium.triton_alias:make_backend",
     },
     "triton.compiler.errors": {"CompilationError": "tritium.errors:CompilationError"},
     "triton.backends": {},
@@ -242,6 +263,40 @@ def install() -> None:
     sys.meta_path.insert(0, _finder)
 
 
+INDUCTOR_REFUSAL = (
+    "torch.compile's inductor backend compiles its generated kernels with upstream's "
+    "triton.compile(ASTSource, target, options) and launches them through upstream's "
+    "CompiledKernel launcher and its backend object (triton.compiler.compiler.make_backend); "
+    "tritium does not serve these yet, so inductor cannot run on tritium (see "
+    "docs/triton-compat.md, 'torch'). Use torch.compile(model, backend='aot_eager') (no "
+    "generated kernels), or run the program without tritium.install_as_triton()."
+)
+
+
+def make_backend(target=None):
+    """Upstream's `make_backend(target)`, which torch's inductor asks first when it compiles
+    for a GPU (torch.utils._triton.triton_backend): tritium has no upstream backend object,
+    so this refuses with one message naming what inductor needs (INDUCTOR_REFUSAL), rather
+    than leaving torch to fail deep inside with an ImportError."""
+    raise NotSupportedError(f"triton.compiler.compiler.make_backend({target!r}): {INDUCTOR_REFUSAL}")
+
+
+def reported_version() -> str:
+    """`triton.__version__`: UPSTREAM_VERSION, or TRITIUM_TRITON_VERSION when set (a
+    release number, checked here so a typo fails at `import triton`)."""
+    from tritium import config
+
+    version = config.triton_version()
+    if version is None:
+        return UPSTREAM_VERSION
+    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        raise TritiumError(
+            f"TRITIUM_TRITON_VERSION={version!r}: give an upstream release number such as "
+            "3.7.1 (the triton.__version__ the alias reports)"
+        )
+    return version
+
+
 def uninstall() -> None:
     """Stop serving `import triton`: remove the finder and the alias modules."""
     global _finder
@@ -337,7 +392,7 @@ def _fill(module: types.ModuleType) -> None:
     )
     module.__tritium_version__ = tritium.__version__
     if name == "triton":
-        module.__version__ = UPSTREAM_VERSION
+        module.__version__ = reported_version()
     for attr, value in _values(name, module).items():
         setattr(module, attr, value)
     for child in _children(name):
@@ -345,6 +400,7 @@ def _fill(module: types.ModuleType) -> None:
 
 
 __all__ = [
+    "INDUCTOR_REFUSAL",
     "MODULES",
     "STANDARD",
     "UPSTREAM",
@@ -353,5 +409,6 @@ __all__ = [
     "installed",
     "is_alias",
     "missing",
+    "reported_version",
     "uninstall",
 ]

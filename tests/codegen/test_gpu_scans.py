@@ -157,3 +157,37 @@ def _assemble(ptxas, ptx: str, tmp_path) -> None:
     src.write_text(ptx)
     subprocess.run([ptxas, "-arch=sm_89", str(src), "-o", str(tmp_path / "k.cubin")],
                    check=True, capture_output=True)  # fmt: skip
+
+
+@tritium.jit
+def dot_then_cumsum(a_ptr, b_ptr, c_ptr, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    """fla's chunk_gla_bwd_kernel_inter: a scan along axis 0 of a dot's result."""
+    rt, rk, rv = tl.arange(0, BT), tl.arange(0, BK), tl.arange(0, BV)
+    a = tl.load(a_ptr + rt[:, None] * BV + rv[None, :])
+    b = tl.load(b_ptr + rv[:, None] * BK + rk[None, :])
+    acc = tl.dot(a.to(tl.float16), b.to(tl.float16))  # fp32 accumulator in an mma layout
+    d = acc - tl.cumsum(acc, axis=0) + tl.sum(acc, axis=0)[None, :]
+    tl.store(c_ptr + rt[:, None] * BK + rk[None, :], d)
+
+
+@pytest.mark.parametrize("warps, bk", [(2, 32), (4, 64), (8, 32)])
+def test_scan_of_a_dot_result(mode, warps, bk):  # (both modes)
+    """The mma layout of a dot's result is not flooded into the scan (which is lowered in
+    blocked layouts only, as upstream's): a convert stays between them."""
+    rng = np.random.default_rng(warps)
+    a = rng.standard_normal((64, 64)).astype(np.float32)
+    b = rng.standard_normal((64, bk)).astype(np.float32)
+    c = np.full((64, bk), np.nan, np.float32)
+    dot_then_cumsum[(1,)](a, b, c, BT=64, BK=bk, BV=64, num_warps=warps)
+    acc = a.astype(np.float16).astype(np.float64) @ b.astype(np.float16)
+    want = acc - np.cumsum(acc, axis=0) + acc.sum(axis=0)[None, :]
+    np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-3)
+
+
+def test_scan_of_a_dot_result_assembles(ptxas, tmp_path):
+    for warps, bk in [(2, 32), (4, 64), (8, 32)]:
+        ck = tritium.compile(dot_then_cumsum, "*fp32:16,*fp32:16,*fp32:16",
+                             {"BT": 64, "BK": bk, "BV": 64}, num_warps=warps,
+                             stop="ptx")  # fmt: skip
+        assert "mma.sync" in ck.asm["ptx"]
+        _assemble(ptxas, ck.asm["ptx"], tmp_path)

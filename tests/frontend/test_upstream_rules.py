@@ -7,6 +7,8 @@ upstream"), run in the interpreter and, marked `gpu`, on the GPU, both against n
 4. Parameter annotations: `tl.const`, `n: tl.int64`, `s: tl.float32`, `tl.pi32_t`.
 5. Loops with a negative constant step; a negative runtime step runs no iterations.
 6. A callee that returns on one path and falls off the end on another.
+7. `x is None` / `x is not None` on a tensor is a constant (False / True): fla's
+   `unflatten_program_id(X, Y: tl.constexpr = None)` is called with run-time values.
 """
 
 from __future__ import annotations
@@ -223,3 +225,50 @@ def test_callee_return_paths(mode, a, b, add):
     return_paths_kernel[(1,)](x, out, a, b, BLOCK=4)
     np.testing.assert_array_equal(out[:4], x + add)
     np.testing.assert_array_equal(out[4:], x * 2 if a > 0 else -7)
+
+
+# ---------------------------------------------------------------------- 7. `is None` on a tensor
+
+
+@tritium.jit
+def _unflatten(X: tl.constexpr, Y: tl.constexpr = None):
+    pid = tl.program_id(0).to(tl.int64)
+    if Y is None:
+        return pid % X, pid // X
+    else:
+        return pid % X, (pid // X) % Y, pid // (X * Y)
+
+
+@tritium.jit
+def unflatten_kernel(o_ptr, n, m):
+    a, b, c = _unflatten(tl.cdiv(n, 2), tl.cdiv(m, 2))  # run-time values: tensors
+    d, e = _unflatten(4)
+    pid = tl.program_id(0)
+    is_not = 1 if a is not None else 0
+    tl.store(o_ptr + pid * 6 + tl.arange(0, 1), (a * 10000 + b * 100 + c).to(tl.int32))
+    tl.store(o_ptr + pid * 6 + 1 + tl.arange(0, 1), (d * 100 + e).to(tl.int32))
+    tl.store(o_ptr + pid * 6 + 2 + tl.arange(0, 1), tl.full([1], is_not, tl.int32))
+
+
+def test_is_none_on_a_tensor_is_a_constant(mode):
+    n, m, grid = 6, 4, 12
+    out = np.zeros(grid * 6, np.int32)
+    unflatten_kernel[(grid,)](out, n, m)
+    out = out.reshape(grid, 6)
+    x, y = (n + 1) // 2, (m + 1) // 2
+    for pid in range(grid):
+        assert out[pid, 0] == (pid % x) * 10000 + (pid // x) % y * 100 + pid // (x * y)
+        assert out[pid, 1] == (pid % 4) * 100 + pid // 4
+        assert out[pid, 2] == 1
+
+
+def test_is_between_two_tensors_stays_an_error():
+    @tritium.jit
+    def k(o_ptr, n):
+        a = tl.program_id(0) + n
+        tl.store(o_ptr, 1 if a is a else 0)
+
+    from tritium.errors import CompilationError
+
+    with pytest.raises(CompilationError, match="`is` cannot compare tensors"):
+        tritium.compile(k, "*i32,i32", stop="ttir")

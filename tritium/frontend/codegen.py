@@ -414,6 +414,13 @@ class CodeGenerator(ControlFlowMixin, ast.NodeVisitor):
             name, pyop = _CMPOPS[type(op)]
             if not isinstance(lhs, tensor) and not isinstance(rhs, tensor):
                 r = _wrap_const(pyop(unwrap(lhs), unwrap(rhs)))
+            elif type(op) in (ast.Is, ast.IsNot) and not (
+                isinstance(lhs, tensor) and isinstance(rhs, tensor)
+            ):
+                # `x is None` with a tensor x (a `Y: tl.constexpr = None` parameter given a
+                # run-time value): a tensor is no constant, so the answer is known here, as
+                # upstream's identity test on the unwrapped values gives
+                r = _wrap_const(type(op) is ast.IsNot)
             else:
                 if name is None:
                     raise self.error(

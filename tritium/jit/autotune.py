@@ -272,7 +272,14 @@ class Autotuner(KernelInterface):
         self.keys = self._key_names(key)
         self.reset_to_zero = self._names(reset_to_zero or (), "reset_to_zero")
         self.restore_value = self._names(restore_value or (), "restore_value")
-        self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
+        # upstream's hook attributes, which subclasses replace (fla's CachedAutotuner):
+        # `pre_hook(nargs)` / `post_hook(nargs, exception)` run around each timed launch,
+        # after tritium's own reset_to_zero / restore_value handling; `restore_copies` is
+        # where upstream's default hooks keep the saved values
+        self.pre_hook, self.post_hook = pre_hook, post_hook
+        self.user_defined_pre_hook = pre_hook is not None
+        self.user_defined_post_hook = post_hook is not None
+        self.restore_copies: dict = {}
         prune = dict(prune_configs_by or {})
         self.early_config_prune = prune.pop("early_config_prune", None)
         self.perf_model = prune.pop("perf_model", None)
@@ -348,7 +355,8 @@ class Autotuner(KernelInterface):
                 self._report(key, config)
                 full = {**named, **config.all_kwargs()}
                 for name in self.reset_to_zero:
-                    _zero(full[name])
+                    if full[name] is not None:
+                        _zero(full[name])
         self.best_config = config
         if config.pre_hook is not None:
             config.pre_hook({**named, **config.all_kwargs()})
@@ -455,16 +463,17 @@ class Autotuner(KernelInterface):
         stream = kwargs.get("stream")
 
         def call():
-            saved = {n: _save(full[n]) for n in self.restore_value}
+            saved = {n: _save(full[n]) for n in self.restore_value if full[n] is not None}
             for n in self.reset_to_zero:
-                _zero(full[n])
-            if self.user_pre_hook is not None:
-                self.user_pre_hook(full)
+                if full[n] is not None:  # an optional pointer left out (None) is skipped
+                    _zero(full[n])
+            if self.pre_hook is not None:
+                self.pre_hook(full)
             if config.pre_hook is not None:
                 config.pre_hook(full)
             self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
-            if self.user_post_hook is not None:
-                self.user_post_hook(full, exception=None)
+            if self.post_hook is not None:
+                self.post_hook(full, exception=None)
             for n, v in saved.items():
                 _restore(full[n], v)
 

@@ -46,7 +46,14 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
 from tritium.ir import arith, tt
-from tritium.ir.ttg import ConvertLayoutOp, SliceEncodingAttr, is_distributed, layout_rank
+from tritium.ir.ttg import (
+    BlockedEncodingAttr,
+    ConvertLayoutOp,
+    SliceEncodingAttr,
+    is_distributed,
+    layout_rank,
+)
+from tritium.ir.ttg_mma import DotOperandEncodingAttr, is_mma_v3
 from tritium.ir.types import (
     PointerType,
     element_type,
@@ -130,6 +137,7 @@ class _LayoutGraph:
         self.converts: list[ConvertLayoutOp] = []
         self.expands: list[tt.ExpandDimsOp] = []
         self.reduces: list[tt.ReduceOp] = []
+        self.scans: set[SSAValue] = set()  # groups holding a tt.scan (see assign)
         anchors: list[tuple[int, int, SSAValue]] = []
         for n, op in enumerate(module.walk()):
             self.groups.union(same_layout_values(op))
@@ -141,6 +149,8 @@ class _LayoutGraph:
                     self.reduces.append(op)
             elif isinstance(op, ConvertLayoutOp):
                 self.converts.append(op)
+            elif isinstance(op, tt.ScanOp):
+                self.scans.update(o for o in op.operands if o in self.groups.parent)
             elif isinstance(op, tt.ExpandDimsOp):
                 self.expands.append(op)
             if isinstance(op, tt.FuncOp) and op.body.blocks:
@@ -153,6 +163,7 @@ class _LayoutGraph:
                 for v in (*op.operands, *op.results):
                     if v in self.groups.parent:
                         anchors.append((priority, n, v))
+        self.scans = {self.groups.find(v) for v in self.scans}
         self.members: dict[SSAValue, list[SSAValue]] = {}
         for v in self.groups.parent:
             self.members.setdefault(self.groups.find(v), []).append(v)
@@ -228,6 +239,15 @@ class _LayoutGraph:
                     rank = len(shape_of(other.type))
                     if layout is None or layout_rank(layout) != rank:
                         continue
+                    if other in self.scans and not _blocked_or_slice(layout):
+                        # as upstream, a scan is lowered in blocked layouts (and their
+                        # slices) only: an mma layout stops at its convert
+                        continue
+                    if isinstance(layout, DotOperandEncodingAttr) and is_mma_v3(layout.parent):
+                        # a wgmma operand is read from a shared tile: the convert stays
+                        # right before the dot (optimize-dot-operands stages it), and a
+                        # cast or scale of the operand is computed before it
+                        continue
                     chosen[other] = layout
                     queue.append(other)
         return {g: lay for g, lay in chosen.items() if lay is not None}
@@ -272,6 +292,12 @@ def _unslice(layout: Attribute, axis: int) -> Attribute | None:
 
 
 _REMAT_BUDGET = 32
+
+
+def _blocked_or_slice(layout: Attribute) -> bool:
+    while isinstance(layout, SliceEncodingAttr):
+        layout = layout.parent
+    return isinstance(layout, BlockedEncodingAttr)
 
 
 def _cheap(op: Operation) -> bool:

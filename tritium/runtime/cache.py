@@ -52,6 +52,7 @@ __all__ = [
     "put",
     "store_kernel",
     "tritium_source_hash",
+    "triton_key",
 ]
 
 FORMAT = 1
@@ -259,6 +260,15 @@ def tritium_source_hash() -> str:
             h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
         _tritium_source_hash = h.hexdigest()
     return _tritium_source_hash
+
+
+def triton_key() -> str:
+    """The compiler build's key, under upstream's name (`triton.compiler.compiler.triton_key`):
+    tritium's version and source hash. Caches outside tritium (torch inductor's) fold it into
+    their keys so a tritium change invalidates what they stored."""
+    from tritium import __version__
+
+    return f"tritium-{__version__}-{tritium_source_hash()}"
 
 
 def load_kernel(k: str | None) -> dict | None:

@@ -58,7 +58,7 @@ import numpy as np
 
 from tritium import config
 from tritium.dtype_names import DTYPE_TO_TRITON, dtype_to_triton
-from tritium.errors import ArgumentError, LaunchError
+from tritium.errors import ArgumentError, LaunchError, OutOfResources
 from tritium.runtime import devices, driver
 from tritium.runtime.array_kinds import (
     DEVICE_POINTERS,
@@ -292,15 +292,17 @@ class Launcher:
         limit = driver.function_attribute(fn, "MAX_THREADS_PER_BLOCK")
         if self.block[0] > limit:
             regs = driver.function_attribute(fn, "NUM_REGS")
-            raise LaunchError(
+            raise OutOfResources(
                 f"kernel '{self.name}' uses {regs} registers per thread, so at most {limit} threads "
-                f"fit in a block, but num_warps={self.num_warps} needs {self.block[0]}; use fewer warps"
+                f"fit in a block, but num_warps={self.num_warps} needs {self.block[0]}; use fewer warps",
+                self.block[0], limit, "threads",
             )
         static = driver.function_attribute(fn, "SHARED_SIZE_BYTES")
         if self.shared + static > dev.max_shared_per_block_optin:
-            raise LaunchError(
+            raise OutOfResources(
                 f"kernel '{self.name}' needs {self.shared + static} bytes of shared memory per block; "
-                f"{dev.name} ({dev.arch}) allows at most {dev.max_shared_per_block_optin}"
+                f"{dev.name} ({dev.arch}) allows at most {dev.max_shared_per_block_optin}",
+                self.shared + static, dev.max_shared_per_block_optin, "shared memory",
             )
         if self.shared + static > dev.max_shared_per_block:
             driver.set_function_attribute(

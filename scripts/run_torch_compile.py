@@ -1,0 +1,178 @@
+"""torch.compile with `import triton` served by tritium: the issue's acceptance models
+(an MLP block with GELU and LayerNorm, an attention block, RMSNorm + SwiGLU, a
+cross-entropy loss with its backward, an AdamW step) compiled with `torch.compile` and
+compared with eager torch, forward and backward, and a table printed.
+
+    python3 scripts/run_torch_compile.py [--backend tritium|triton] [--only mlp,attention]
+        [--compile-backend inductor|aot_eager]
+
+Needs torch and a GPU. With `--backend tritium` the alias is installed before torch is
+imported; inductor's own compile workers are kept in-process
+(TORCHINDUCTOR_COMPILE_THREADS=1), as a worker process would not have the alias. A model
+that fails reports the last line of its error (the message tritium gives where inductor
+asks for a piece it does not serve).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def models(torch):
+    nn, F = torch.nn, torch.nn.functional
+
+    class MLP(nn.Module):
+        def __init__(self, d=1024):
+            super().__init__()
+            self.norm = nn.LayerNorm(d)
+            self.up, self.down = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            return x + self.down(F.gelu(self.up(self.norm(x))))
+
+    class Attention(nn.Module):
+        def __init__(self, d=1024, h=16):
+            super().__init__()
+            self.h, self.qkv, self.out = h, nn.Linear(d, 3 * d), nn.Linear(d, d)
+
+        def forward(self, x):
+            b, t, d = x.shape
+            q, k, v = self.qkv(x).view(b, t, 3, self.h, d // self.h).unbind(2)
+            q, k, v = (y.transpose(1, 2) for y in (q, k, v))
+            s = (q @ k.transpose(-1, -2)) / (d // self.h) ** 0.5
+            mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+            p = s.masked_fill(~mask, float("-inf")).softmax(-1)
+            return self.out((p @ v).transpose(1, 2).reshape(b, t, d))
+
+    class RMSNormSwiGLU(nn.Module):
+        def __init__(self, d=1024):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(d))
+            self.gate, self.up = nn.Linear(d, 2 * d, bias=False), nn.Linear(d, 2 * d, bias=False)
+            self.down = nn.Linear(2 * d, d, bias=False)
+
+        def forward(self, x):
+            n = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+            return self.down(F.silu(self.gate(n)) * self.up(n))
+
+    class CrossEntropy(nn.Module):
+        def __init__(self, d=1024, vocab=32000):
+            super().__init__()
+            self.head = nn.Linear(d, vocab, bias=False)
+
+        def forward(self, x, y):
+            return F.cross_entropy(self.head(x).float(), y)
+
+    return {
+        "mlp_gelu_layernorm": (MLP, lambda d: (torch.randn(8, 256, 1024, device=d),)),
+        "attention": (Attention, lambda d: (torch.randn(4, 256, 1024, device=d),)),
+        "rmsnorm_swiglu": (RMSNormSwiGLU, lambda d: (torch.randn(8, 256, 1024, device=d),)),
+        "cross_entropy": (
+            CrossEntropy,
+            lambda d: (torch.randn(2048, 1024, device=d), torch.randint(0, 32000, (2048,), device=d)),
+        ),
+    }
+
+
+def _rel(torch, a, b) -> float:
+    a, b = a.detach().double(), b.detach().double()
+    return ((a - b).norm() / b.norm().clamp_min(1e-30)).item()
+
+
+def run_model(torch, name, cls, make, backend) -> dict:
+    torch.manual_seed(0)
+    eager = cls().cuda()
+    compiled_mod = cls().cuda()
+    compiled_mod.load_state_dict(eager.state_dict())
+    inputs = make("cuda")
+    row = {"case": name, "fwd": None, "bwd": None, "status": "ok", "seconds": 0.0}
+    start = time.perf_counter()
+    try:
+        fn = torch.compile(compiled_mod, backend=backend)
+        out_c = fn(*inputs)
+        out_e = eager(*inputs)
+        row["fwd"] = _rel(torch, out_c, out_e)
+        out_c.float().sum().backward()
+        out_e.float().sum().backward()
+        row["bwd"] = max(
+            _rel(torch, pc.grad, pe.grad)
+            for pc, pe in zip(compiled_mod.parameters(), eager.parameters(), strict=True)
+        )
+        ok = row["fwd"] < 1e-3 and row["bwd"] < 1e-3
+        row["status"] = "ok" if ok else "MISMATCH"
+    except Exception as e:  # noqa: BLE001 - reported in the table
+        row["status"] = "ERROR: " + traceback.format_exception_only(type(e), e)[-1].strip()[:400]
+        if os.environ.get("LIB_CHECK_TRACEBACK"):
+            traceback.print_exc()
+    row["seconds"] = time.perf_counter() - start
+    return row
+
+
+def run_adamw(torch, backend) -> dict:
+    row = {"case": "adamw_step", "fwd": None, "bwd": None, "status": "ok", "seconds": 0.0}
+    start = time.perf_counter()
+    try:
+        torch.manual_seed(0)
+        params = [torch.randn(1024, 1024, device="cuda") for _ in range(4)]
+        grads = [torch.randn_like(p) for p in params]
+        a = [p.clone().requires_grad_() for p in params]
+        b = [p.clone().requires_grad_() for p in params]
+        for x, y, g in zip(a, b, grads):
+            x.grad, y.grad = g.clone(), g.clone()
+        opt_c, opt_e = torch.optim.AdamW(a, lr=1e-2), torch.optim.AdamW(b, lr=1e-2)
+        step = torch.compile(opt_c.step, backend=backend)
+        for _ in range(3):
+            step()
+            opt_e.step()
+        row["fwd"] = max(_rel(torch, x, y) for x, y in zip(a, b))
+        row["status"] = "ok" if row["fwd"] < 1e-5 else "MISMATCH"
+    except Exception as e:  # noqa: BLE001
+        row["status"] = "ERROR: " + traceback.format_exception_only(type(e), e)[-1].strip()[:400]
+        if os.environ.get("LIB_CHECK_TRACEBACK"):
+            traceback.print_exc()
+    row["seconds"] = time.perf_counter() - start
+    return row
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--backend", default="tritium", choices=["tritium", "triton"])
+    p.add_argument("--compile-backend", default="inductor")
+    p.add_argument("--only", default=None)
+    args = p.parse_args()
+    if args.backend == "tritium":
+        os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+        sys.path.insert(0, str(ROOT))
+        import tritium
+
+        tritium.install_as_triton()
+    import torch
+
+    only = set(args.only.split(",")) if args.only else None
+    rows = [
+        run_model(torch, name, cls, make, args.compile_backend)
+        for name, (cls, make) in models(torch).items()
+        if only is None or name in only
+    ]
+    if only is None or "adamw_step" in only:
+        rows.append(run_adamw(torch, args.compile_backend))
+    print(f"\n| model | fwd rel err | bwd rel err | seconds | status |  ({args.backend})")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        f = "" if r["fwd"] is None else f"{r['fwd']:.1e}"
+        b = "" if r["bwd"] is None else f"{r['bwd']:.1e}"
+        print(f"| {r['case']} | {f} | {b} | {r['seconds']:.1f} | {r['status']} |")
+    failed = [r for r in rows if r["status"] != "ok"]
+    print(f"\n{len(rows) - len(failed)} of {len(rows)} passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
