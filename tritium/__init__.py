@@ -45,6 +45,7 @@ _LAZY = {
     "zeros": ("tritium.runtime.arrays", "zeros"),
     "DeviceArray": ("tritium.runtime.arrays", "DeviceArray"),
     "reinterpret": ("tritium.runtime.reinterpret", "reinterpret"),
+    "set_allocator": ("tritium.runtime.global_scratch", "set_allocator"),
     # serve `import triton` with tritium (tritium/triton_alias.py, docs/triton-compat.md)
     "install_as_triton": ("tritium.triton_alias", "install"),
 }

@@ -98,6 +98,7 @@ MODULES: dict[str, dict[str, str | Callable]] = {
         "cdiv": _constexpr_fn("tritium:cdiv"),
         "next_power_of_2": _constexpr_fn("tritium:next_power_of_2"),
         "reinterpret": "tritium.runtime.reinterpret:reinterpret",
+        "set_allocator": "tritium.runtime.global_scratch:set_allocator",
         "CompilationError": "tritium.errors:CompilationError",
         "OutOfResources": "tritium.errors:OutOfResources",
         "TritonError": "tritium.errors:TritiumError",
