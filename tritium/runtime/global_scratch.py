@@ -17,7 +17,7 @@ tensor-descriptor kernel runs without calling it.
 from __future__ import annotations
 
 import contextvars
-from typing import Callable
+from collections.abc import Callable
 
 _allocator: contextvars.ContextVar[Callable | None] = contextvars.ContextVar(
     "tritium_global_scratch_allocator", default=None
