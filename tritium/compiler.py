@@ -436,7 +436,6 @@ def compile_kernel(
     interpreter. `cache`: look the kernel up in the compiled-kernel cache first (not while
     dumping) and store it there."""
     from tritium.analysis.pointer_writes import written_params
-    from tritium.codegen.libdevice_link import resolve as resolve_libdevice
     from tritium.passes.pipeline import run_ttir_passes
     from tritium.runtime import cache as kernel_cache
 
@@ -445,7 +444,11 @@ def compile_kernel(
     if options.arch not in ARCHS:
         raise ArgumentError(f"unknown arch '{options.arch}'; choose one of {', '.join(ARCHS)}")
     dumper = Dumper(dump_dir)
-    libdevice = None if interpret else resolve_libdevice()  # TRITIUM_LIBDEVICE
+    libdevice = None
+    if not interpret:  # importing codegen loads llvmlite, which the interpreter does without
+        from tritium.codegen.libdevice_link import resolve as resolve_libdevice
+
+        libdevice = resolve_libdevice()  # TRITIUM_LIBDEVICE
     key = cache_key(source, spec, options, libdevice) if cache and not interpret else None
     if isinstance(source, KernelSource):
         name, runtime = source.__name__, list(spec.types)
