@@ -8,7 +8,7 @@
         runtime                       (driver, arrays, cache, interpreter: on ir alone)
           compiler                    (composes the stages)
             jit                       (@jit, specialisation, the launch fast path, autotune)
-              cli, aot, testing, triton_alias, the package root
+              cli, aot, testing, triton_alias (+ triton_backends, triton_compile), the root
 
 A module may import its own layer or one the table below allows, and no two files may
 import each other, directly or through a longer circle.
@@ -39,6 +39,8 @@ LAYERS = {
         "tritium.aot",
         "tritium.testing",
         "tritium.triton_alias",
+        "tritium.triton_backends",
+        "tritium.triton_compile",
     ],
 }
 # layer -> the layers it may import (besides itself)

@@ -56,7 +56,7 @@ import sys
 import types
 from collections.abc import Callable
 
-from tritium.errors import NotSupportedError, TritiumError
+from tritium.errors import TritiumError
 
 UPSTREAM_VERSION = "3.6.0"
 
@@ -86,6 +86,15 @@ def _itself(module):
     return module
 
 
+def _backends_fn(builder: str) -> Callable[[types.ModuleType], object]:
+    """A function of the alias module itself (`driver.set_active`), from triton_backends."""
+
+    def build(module):
+        return _resolve(f"tritium.triton_backends:{builder}")(module)
+
+    return build
+
+
 MODULES: dict[str, dict[str, str | Callable]] = {
     "triton": {
         "jit": "tritium.jit.jit:jit",
@@ -102,6 +111,7 @@ MODULES: dict[str, dict[str, str | Callable]] = {
         "CompilationError": "tritium.errors:CompilationError",
         "OutOfResources": "tritium.errors:OutOfResources",
         "TritonError": "tritium.errors:TritiumError",
+        "compile": "tritium.triton_compile:compile",
     },
     "triton.errors": {"TritonError": "tritium.errors:TritiumError"},
     "triton.language": {"*": "tritium.language:*"},
@@ -148,7 +158,12 @@ MODULES: dict[str, dict[str, str | Callable]] = {
     "triton.runtime.cache": {"triton_key": "tritium.runtime.cache:triton_key"},
     # upstream's `triton.runtime.driver` attribute is its driver object (`.active`); here
     # the module is that object, and `triton.runtime.driver.driver` is the module itself
-    "triton.runtime.driver": {"active": "tritium.runtime.driver:active", "driver": _itself},
+    "triton.runtime.driver": {
+        "active": "tritium.triton_backends:active",
+        "driver": _itself,
+        "set_active": _backends_fn("set_active_of"),
+        "reset_active": _backends_fn("reset_active_of"),
+    },
     "triton.testing": {
         "do_bench": "tritium.testing:do_bench",
         "perf_report": "tritium.testing:perf_report",
@@ -157,18 +172,25 @@ MODULES: dict[str, dict[str, str | Callable]] = {
         "assert_close": "tritium.testing:assert_close",
     },
     "triton.compiler": {
-        "CompiledKernel": "tritium.compiler:CompiledKernel",
+        "ASTSource": "tritium.triton_compile:ASTSource",
+        "CompiledKernel": "tritium.triton_compile:CompiledKernel",
         "CompilationError": "tritium.errors:CompilationError",
+        "compile": "tritium.triton_compile:compile",
         "triton_key": "tritium.runtime.cache:triton_key",
-        "make_backend": "tritium.triton_alias:make_backend",
+        "make_backend": "tritium.triton_backends:make_backend",
     },
     "triton.compiler.compiler": {
-        "CompiledKernel": "tritium.compiler:CompiledKernel",
+        "ASTSource": "tritium.triton_compile:ASTSource",
+        "CompiledKernel": "tritium.triton_compile:CompiledKernel",
+        "compile": "tritium.triton_compile:compile",
         "triton_key": "tritium.runtime.cache:triton_key",
-        "make_backend": "tritium.triton_alias:make_backend",
+        "make_backend": "tritium.triton_backends:make_backend",
     },
     "triton.compiler.errors": {"CompilationError": "tritium.errors:CompilationError"},
-    "triton.backends": {},
+    "triton.backends": {
+        "backends": "tritium.triton_backends:backends",
+        "Backend": "tritium.triton_backends:Backend",
+    },
     "triton.backends.compiler": {"GPUTarget": "tritium.runtime.driver:GPUTarget"},
 }
 
@@ -262,24 +284,6 @@ def install() -> None:
     config.adopt_triton_interpret()
     _finder = _Finder()
     sys.meta_path.insert(0, _finder)
-
-
-INDUCTOR_REFUSAL = (
-    "torch.compile's inductor backend compiles its generated kernels with upstream's "
-    "triton.compile(ASTSource, target, options) and launches them through upstream's "
-    "CompiledKernel launcher and its backend object (triton.compiler.compiler.make_backend); "
-    "tritium does not serve these yet, so inductor cannot run on tritium (see "
-    "docs/triton-compat.md, 'torch'). Use torch.compile(model, backend='aot_eager') (no "
-    "generated kernels), or run the program without tritium.install_as_triton()."
-)
-
-
-def make_backend(target=None):
-    """Upstream's `make_backend(target)`, which torch's inductor asks first when it compiles
-    for a GPU (torch.utils._triton.triton_backend): tritium has no upstream backend object,
-    so this refuses with one message naming what inductor needs (INDUCTOR_REFUSAL), rather
-    than leaving torch to fail deep inside with an ImportError."""
-    raise NotSupportedError(f"triton.compiler.compiler.make_backend({target!r}): {INDUCTOR_REFUSAL}")
 
 
 def reported_version() -> str:
@@ -401,7 +405,6 @@ def _fill(module: types.ModuleType) -> None:
 
 
 __all__ = [
-    "INDUCTOR_REFUSAL",
     "MODULES",
     "STANDARD",
     "UPSTREAM",

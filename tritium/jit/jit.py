@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 from types import MethodType
+from typing import NamedTuple
 
 from tritium import compiler, config
 from tritium.errors import ArgumentError
@@ -59,6 +60,15 @@ class KernelInterface:
         return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
 
 
+class KernelParam(NamedTuple):
+    """Upstream's `KernelParam`: a parameter's index, name and how it is declared."""
+
+    num: int
+    name: str
+    is_constexpr: bool
+    do_not_specialize: bool
+
+
 class JITFunction(KernelSource, KernelInterface):
     """A Triton-language function: a kernel when launched, a helper when called from one."""
 
@@ -85,6 +95,15 @@ class JITFunction(KernelSource, KernelInterface):
             f"`{self.__name__}` is a tritium kernel: launch it with {self.__name__}[grid](...), "
             "or call it from another @tritium.jit function"
         )
+
+    @property
+    def params(self) -> list[KernelParam]:
+        """Upstream's `JITFunction.params`: one KernelParam per parameter, in order (torch's
+        inductor reads `[p.num for p in fn.params if p.is_constexpr]`)."""
+        return [
+            KernelParam(i, n, n in self.constexpr_names, n in self.do_not_specialize)
+            for i, n in enumerate(self.arg_names)
+        ]
 
     # ------------------------------------------------------------------ launch
     def __getitem__(self, grid):
