@@ -144,7 +144,9 @@ MODULES: dict[str, dict[str, str | Callable]] = {
         "jit": "tritium.jit.jit:jit",
         "JITFunction": "tritium.jit.jit:JITFunction",
         "KernelInterface": "tritium.jit.jit:KernelInterface",
+        "KernelParam": "tritium.jit.jit:KernelParam",
         "constexpr_function": _CF,
+        "ConstexprFunction": _CF,  # (the class: upstream's decorator makes one)
         "reinterpret": "tritium.runtime.reinterpret:reinterpret",
     },
     "triton.runtime.autotuner": {

@@ -94,7 +94,10 @@ class KernelSource:
                     "`return` inside a loop is not supported (as in upstream Triton)",
                     SourceLoc(self.file, start + bad.lineno - 1, bad.col_offset + 1 + self.col0),
                 )
-            self._parsed = (src, ast_rewrite.lower_early_returns(fdef.body))
+            # `src` from the `def` on, without decorators, as upstream's JITFunction.src
+            # (torch's inductor parses `"def " + src` unless it starts with "def ")
+            text = "".join(src.splitlines(keepends=True)[fdef.lineno - 1 :])
+            self._parsed = (text, ast_rewrite.lower_early_returns(fdef.body))
         return self._parsed
 
     @property

@@ -299,7 +299,8 @@ def host_span(a: np.ndarray) -> tuple[int, int]:
 def as_host_array(v):
     """An argument as the interpreter takes it: numpy arrays and scalars pass through; CPU
     torch tensors become numpy views of the same memory (writes land in the tensor); device
-    arrays pass through (the interpreter copies their memory in and back out)."""
+    arrays pass through (the interpreter copies their memory in and back out). A bf16
+    tensor becomes the np.uint16 view of its bits, fp8 the bytes marked with its type."""
     if isinstance(v, np.ndarray) or v is None or isinstance(v, (int, float, bool, np.generic)):
         return v
     kind = kind_of(v)
@@ -312,6 +313,10 @@ def as_host_array(v):
             view = v.detach().view(torch.uint8).numpy().view(ReinterpretedArray)
             view._tritium_dtype = str(v.dtype).removeprefix("torch.")
             return view
+        if str(v.dtype) == "torch.bfloat16":  # numpy has no bf16: its bits, as the
+            import torch  # interpreter holds bf16 in memory (interpreter/values.py)
+
+            return v.detach().view(torch.int16).numpy().view(np.uint16)
         return v.detach().numpy()
     if kind is not None:
         return v
