@@ -39,6 +39,8 @@ def _triton_modules() -> dict:
 def alias(monkeypatch):
     """The alias installed for one test; whatever `triton` was imported before comes back."""
     monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+    for var, _, _ in triton_alias.INDUCTOR_SETTINGS:  # (install() sets them: undone after)
+        monkeypatch.delenv(var, raising=False)
     saved = _triton_modules()
     for name in saved:
         del sys.modules[name]

@@ -41,9 +41,15 @@ Rules:
 * `uninstall()` removes the finder and the alias modules (tests use it);
 * torch (>= 2.11) takes a successful `import triton` as triton installed: `import
   torch._dynamo` then needs `triton.compiler.compiler` (CompiledKernel, triton_key),
-  OutOfResources, ... (served); inductor's Triton backend asks `make_backend(target)`
-  first, which refuses with INDUCTOR_REFUSAL (tritium serves no upstream
-  `triton.compile` / launcher / backend object).
+  OutOfResources, ... (served), and `torch.compile`'s inductor compiles its generated
+  kernels with `triton.compile(ASTSource, target, options)` and launches them through
+  the CompiledKernel's `run` (served by tritium/triton_compile.py, with the backend
+  registry of tritium/triton_backends.py: "nvidia" and "cpu", the interpreter);
+* `install()` keeps inductor's kernel compiles in this process and off the static
+  launcher (INDUCTOR_SETTINGS, unless the environment already sets them): a compile
+  worker process would import an upstream triton, or none, and the static launcher
+  loads upstream's cubin files from upstream's cache directory, which tritium does not
+  write.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import os
 import re
 import sys
 import types
@@ -284,8 +291,29 @@ def install() -> None:
     from tritium import config
 
     config.adopt_triton_interpret()
+    _configure_inductor()
     _finder = _Finder()
     sys.meta_path.insert(0, _finder)
+
+
+# torch inductor's switches (environment variable, its config attribute, value) install()
+# sets: compiles in this process, no static launcher (module docstring)
+INDUCTOR_SETTINGS = (
+    ("TORCHINDUCTOR_COMPILE_THREADS", "compile_threads", 1),
+    ("TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER", "use_static_cuda_launcher", False),
+)
+
+
+def _configure_inductor() -> None:
+    """INDUCTOR_SETTINGS: as environment variables (read when torch._inductor.config is
+    imported) where unset, and on the config itself when torch imported it already."""
+    inductor = sys.modules.get("torch._inductor.config")
+    for var, attr, value in INDUCTOR_SETTINGS:
+        if var in os.environ:
+            continue
+        os.environ[var] = str(int(value))
+        if inductor is not None:
+            setattr(inductor, attr, value)
 
 
 def reported_version() -> str:
@@ -407,6 +435,7 @@ def _fill(module: types.ModuleType) -> None:
 
 
 __all__ = [
+    "INDUCTOR_SETTINGS",
     "MODULES",
     "STANDARD",
     "UPSTREAM",
