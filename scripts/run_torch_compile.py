@@ -90,7 +90,7 @@ def models(torch, size=FULL):
     }
 
 
-COMPILED: list = []  # (ASTSource, options) of each triton.compile call (count_compiles)
+COMPILED: list = []  # (ASTSource, options, seconds) of each triton.compile (count_compiles)
 
 
 def count_compiles() -> None:
@@ -101,8 +101,11 @@ def count_compiles() -> None:
     compile_fn = triton.compile
 
     def counted(src, target=None, options=None, **kwargs):
-        COMPILED.append((src, options))
-        return compile_fn(src, target=target, options=options, **kwargs)
+        start = time.perf_counter()
+        try:
+            return compile_fn(src, target=target, options=options, **kwargs)
+        finally:
+            COMPILED.append((src, options, time.perf_counter() - start))
 
     triton.compile = counted
 
@@ -114,7 +117,7 @@ def assemble_for_gpu(arch: int) -> list[str]:
     from triton.backends.compiler import GPUTarget
 
     failed, seen = [], set()
-    for src, options in COMPILED:
+    for src, options, _ in COMPILED:
         key = (src.hash(), repr(sorted((options or {}).items())))
         if key in seen:
             continue
@@ -237,6 +240,12 @@ def main() -> int:
         print(f"| {r['case']} | {f} | {b} | {r['kernels']} | {r['seconds']:.1f} | {r['status']} |")
     failed = [r for r in rows if r["status"] != "ok"]
     print(f"\n{len(rows) - len(failed)} of {len(rows)} passed")
+    if COMPILED:
+        total = sum(s for *_, s in COMPILED)
+        slow = sorted(COMPILED, key=lambda c: -c[2])[:3]
+        print(f"triton.compile: {len(COMPILED)} calls, {total:.1f} s; slowest: "
+              + ", ".join(f"{src.name} (num_warps={(o or {}).get('num_warps')}) {s:.1f} s"
+                          for src, o, s in slow))  # fmt: skip
     if args.assemble_for is not None:
         bad = assemble_for_gpu(args.assemble_for)
         for line in bad:

@@ -50,11 +50,11 @@ def _arrays(n=100):
     return rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
 
 
-def _launch(binary, grid, *args, enter=None, exit=None):
+def _launch(binary, grid, *args, enter=None, exit=None, stream=0):
     """As inductor's generated launcher calls it (triton_heuristics.py, make_launcher)."""
     binary._init_handles()
-    meta = binary.launch_metadata(grid, 0, *args) if enter is not None else None
-    binary.run(*grid, 0, binary.function, binary.packed_metadata, meta, enter, exit, *args)
+    meta = binary.launch_metadata(grid, stream, *args) if enter is not None else None
+    binary.run(*grid, stream, binary.function, binary.packed_metadata, meta, enter, exit, *args)
 
 
 def test_a_cpu_target_runs_in_the_interpreter_with_upstreams_launch_arguments():
@@ -182,3 +182,23 @@ def test_a_cpu_bf16_tensor_reaches_the_interpreter_as_its_bits():
     assert view.dtype == np.uint16
     view[0] = 0x4000  # 2.0 in bf16: written through to the tensor
     assert t[0].item() == 2.0
+
+
+@pytest.mark.gpu
+def test_a_kernel_for_the_current_gpu_launches_on_torchs_stream():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs torch with CUDA")
+    from tritium.runtime.driver import active
+
+    target = active.get_current_target()
+    binary = compile(ASTSource(scaled_add, SIGNATURE, {"XBLOCK": 128}, ALIGNED), target=target,
+                     options={"num_warps": 4, "num_stages": 1})  # fmt: skip
+    a, b = torch.randn(1000, device="cuda"), torch.randn(1000, device="cuda")
+    out = torch.empty_like(a)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        _launch(binary, (8, 1, 1), a, b, out, 1000, 0.25, 128, stream=stream.cuda_stream)
+    stream.synchronize()
+    torch.testing.assert_close(out, a * 0.25 + b)
+    assert binary.n_regs > 0 and binary.n_spills == 0 and binary.n_max_threads >= 128
