@@ -113,6 +113,29 @@ def test_loop_carried_tensor_takes_the_load_layout():
     assert encoding_of(value(m, "a").type) == B4
 
 
+def test_a_one_element_load_does_not_lay_out_the_rows_it_is_broadcast_into():
+    """inductor's reductions with XBLOCK = 1: a [1, 1] load (`tmp0 = tl.load(p + x0)`) comes
+    first and is broadcast into the [1, 2048] row. Its layout (threads along the size-1
+    dim) must not win over the row's load: each thread would hold the whole row."""
+    body = """
+    %sp = tt.splat %s : !tt.ptr<f32> -> tensor<1x1x!tt.ptr<f32>>
+    %t0 = tt.load %sp : tensor<1x1x!tt.ptr<f32>>
+    %r = tt.make_range {end = 2048 : i32, start = 0 : i32} : tensor<2048xi32>
+    %r2 = tt.expand_dims %r {axis = 0 : i32} : tensor<2048xi32> -> tensor<1x2048xi32>
+    %xp = tt.splat %x : !tt.ptr<f32> -> tensor<1x2048x!tt.ptr<f32>>
+    %xpp = tt.addptr %xp, %r2 : tensor<1x2048x!tt.ptr<f32>>, tensor<1x2048xi32>
+    %row = tt.load %xpp : tensor<1x2048x!tt.ptr<f32>>
+    %tb = tt.broadcast %t0 : tensor<1x1xf32> -> tensor<1x2048xf32>
+    %y = arith.mulf %row, %tb : tensor<1x2048xf32>
+    tt.store %xpp, %y : tensor<1x2048x!tt.ptr<f32>>
+    """
+    m, _ = run(func(body, f"%s: !tt.ptr<f32> {DIV16}, %x: !tt.ptr<f32> {DIV16}"), TO_TTGIR,
+               ttgir=True, num_warps=16)  # fmt: skip
+    row = encoding_of(value(m, "y").type)
+    assert row == encoding_of(value(m, "row").type)
+    assert row.threadsPerWarp == [1, 32] and row.warpsPerCTA == [1, 16], row
+
+
 def test_conflicting_anchors_keep_one_convert_and_remake_index_math():
     """An f16 load wants 8 per thread, the f32 store 4: the sum converts once; the shared
     offsets and mask are recomputed in each layout instead of being converted."""

@@ -21,8 +21,8 @@ cases in three steps:
    slice(axis, operand); `tt.expand_dims`: operand = slice(axis, result)).
    Groups holding a `tt.dot` or a memory op (its layout chosen by coalesce), or an op this
    pass does not know, are anchors and keep their layout. Starting from the anchors (dots,
-   then loads and stores, in program order), each anchor's layout floods the free groups it
-   reaches through converts and slice relations. Every group is then retyped, and a convert
+   then loads and stores, then one-element loads and stores, in program order), each
+   anchor's layout floods the free groups it reaches through converts and slice relations. Every group is then retyped, and a convert
    is left (or put) only where two linked groups ended up disagreeing.
 2. *Rematerialize.* A convert whose source is cheap index math (make_range, splat,
    constants, expand_dims, broadcast, integer/pointer elementwise ops) is replaced by a copy
@@ -36,6 +36,7 @@ shared memory.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 
 from xdsl.context import Context
@@ -96,7 +97,7 @@ _FLEXIBLE = (
     cf.BranchOp,
     cf.ConditionalBranchOp,
 )
-_DOT_PRIORITY, _MEMORY_PRIORITY, _OTHER_PRIORITY = 0, 1, 2
+_DOT_PRIORITY, _MEMORY_PRIORITY, _ONE_ELEMENT_PRIORITY, _OTHER_PRIORITY = 0, 1, 2, 3
 
 
 def _layout(v: SSAValue) -> Attribute | None:
@@ -162,7 +163,15 @@ class _LayoutGraph:
             if priority is not None:
                 for v in (*op.operands, *op.results):
                     if v in self.groups.parent:
-                        anchors.append((priority, n, v))
+                        p = priority
+                        if p == _MEMORY_PRIORITY and math.prod(shape_of(v.type)) == 1:
+                            # a one-element access is coalesced in any layout: it must not
+                            # flood its layout over the big tensors it is broadcast into
+                            # (inductor's `tl.load(p + x0)` of shape [1, 1] beside its
+                            # [1, R0_BLOCK] rows: threads along the size-1 dim, every
+                            # thread holding the whole row)
+                            p = _ONE_ELEMENT_PRIORITY
+                        anchors.append((p, n, v))
         self.scans = {self.groups.find(v) for v in self.scans}
         self.members: dict[SSAValue, list[SSAValue]] = {}
         for v in self.groups.parent:
