@@ -23,7 +23,9 @@ MODELS = ["mlp_gelu_layernorm", "attention", "rmsnorm_swiglu", "cross_entropy", 
 
 
 def _run(args: list[str], timeout: int = 1200) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITIUM_INTERPRET", "TRITON_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("TRITIUM_INTERPRET", "TRITON_"))
+    }
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *sys.path[1:]])
     env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"  # compile for real, every time
     return subprocess.run(
