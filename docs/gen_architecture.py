@@ -180,6 +180,10 @@ def render() -> str:
             "`tritium/aot/` | [aot](../tritium/aot/ARCHITECTURE.md), [cli](cli.md) |",
             "| `import triton` served by tritium | `triton_alias.install` | "
             "`tritium/triton_alias.py` | [triton-compat](triton-compat.md) |",
+            "| upstream's `triton.compile`, for torch.compile's inductor | "
+            "`triton_compile.compile`, `triton_backends.make_backend` | "
+            "`tritium/triton_compile.py`, `tritium/triton_backends.py` | "
+            "[triton-compat](triton-compat.md) |",
             "",
             "The rest of this page follows one kernel, vector add, through every stage. It is",
             "what this command prints into `dump/` (numbered files, one per stage and pass) and",
