@@ -128,9 +128,11 @@ MODULES: dict[str, dict[str, str | Callable]] = {
         "_unwrap_if_constexpr": "tritium.frontend.core:unwrap",
         "_constexpr_to_value": "tritium.frontend.core:unwrap",
         "builtin": "tritium.frontend.builtins.base:builtin",
+        "get_int_dtype": "tritium.frontend.standard:get_int_dtype",
         "is_builtin": "tritium.frontend.builtins.base:is_builtin",
     },
-    "triton.language.standard": {},  # upstream's standard.py names, from tritium.language
+    # upstream's standard.py names, from tritium.language; `_log2` (inductor's sort helper)
+    "triton.language.standard": {"_log2": "tritium.frontend.standard:_log2"},
     "triton.language.math": {"*": "tritium.frontend.math_namespace:*"},
     "triton.language.extra": {},
     "triton.language.extra.libdevice": {"*": "tritium.language.extra.libdevice:*"},

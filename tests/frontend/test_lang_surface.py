@@ -16,6 +16,7 @@ import pytest
 import tritium
 import tritium.language as tl
 from tests.frontend.helpers import op_names, ttir, ttir_text
+from tritium.frontend import standard
 
 MODES = ["interp", pytest.param("gpu", marks=pytest.mark.gpu)]
 
@@ -175,3 +176,53 @@ def test_static_range_print_assert(mode, capsys):
         assert "acc is|int32[8]|3" in capsys.readouterr().out
     with pytest.raises(tritium.CompilationError, match="static_assert failed: N is 3"):
         failing_static_assert[(1,)](3)
+
+
+@tritium.jit
+def logical_members_kernel(X, Y, OUT, N, BLOCK: tl.constexpr):
+    """Upstream's tensor members `logical_and` / `logical_or` (torch inductor's bucketize
+    helper masks with `(a < n).logical_and(b < m)`); a non-i1 operand counts as nonzero."""
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(X + offs, mask=m, other=0)
+    y = tl.load(Y + offs, mask=m, other=0)
+    both = (x > 0).logical_and(y > 0)
+    either = (x > 0).logical_or(y)  # (y: an int, nonzero is true)
+    tl.store(OUT + offs, both.to(tl.int32) * 2 + either.to(tl.int32), mask=m)
+
+
+def test_logical_and_or_tensor_members(mode):
+    x = np.array([1, -1, 2, 0, -3, 5, 0, 7], dtype=np.int32)
+    y = np.array([1, 1, 0, 0, 2, -4, 3, 0], dtype=np.int32)
+    out = np.full(8, -1, dtype=np.int32)
+    logical_members_kernel[(1,)](x, y, out, 8, BLOCK=8)
+    expected = ((x > 0) & (y > 0)).astype(np.int32) * 2 + ((x > 0) | (y != 0)).astype(np.int32)
+    np.testing.assert_array_equal(out, expected)
+    with pytest.raises(tritium.CompilationError, match="no attribute `logical_xor`"):
+        ttir(bad_logical_kernel, "*i32", {"BLOCK": 8})
+
+
+@tritium.jit
+def bad_logical_kernel(X, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(X + offs, (offs > 0).logical_xor(offs > 1).to(tl.int32))
+
+
+@tritium.jit
+def int_bits_kernel(X, OUT, BLOCK: tl.constexpr):
+    """Upstream's `tl.core.get_int_dtype` (a constexpr function): torch inductor's sort
+    helper bitcasts floats to the integer type of their width through it."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    idtype = standard.get_int_dtype(bitwidth=x.dtype.primitive_bitwidth, signed=True)
+    tl.store(OUT + offs, x.to(idtype, bitcast=True))
+
+
+def test_get_int_dtype_in_a_kernel(mode):
+    x = np.array([1.0, -2.0, 0.5, 3.0], dtype=np.float32)
+    out = np.zeros(4, dtype=np.int32)
+    int_bits_kernel[(1,)](x, out, BLOCK=4)
+    np.testing.assert_array_equal(out, x.view(np.int32))
+    assert standard.get_int_dtype(16, False) == tl.uint16  # on the host: a plain function
+    with pytest.raises(ValueError, match="24 bits"):
+        standard.get_int_dtype(24, True)

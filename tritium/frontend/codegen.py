@@ -23,6 +23,7 @@ from tritium.frontend import core
 from tritium.frontend import standard as tlstd
 from tritium.frontend.ast_rewrite import UNSUPPORTED
 from tritium.frontend.builtins import atomic as tla
+from tritium.frontend.builtins import elementwise as tle
 from tritium.frontend.builtins import scan as tls
 from tritium.frontend.codegen_control import ControlFlowMixin
 from tritium.frontend.core import constexpr, tensor, unwrap
@@ -78,6 +79,9 @@ TENSOR_METHODS.update(  # pointer blocks: `ptrs.atomic_add(1, mask=m)`, as upstr
 )
 TENSOR_METHODS.update(  # `x.cumsum(0)`, `x.associative_scan(0, fn)`, as upstream
     {name: getattr(tls, name) for name in tls.__all__}
+)
+TENSOR_METHODS.update(  # members only, as upstream: `(a < n).logical_and(b < m)`
+    {name: getattr(tle, name) for name in ("logical_and", "logical_or")}
 )
 TENSOR_METHODS.update(  # library functions upstream makes tensor members: `x.sort(descending=1)`
     {name: getattr(tlstd, name) for name in ("sigmoid", "softmax", "sort", "flip", "topk")}

@@ -90,6 +90,16 @@ def _log2(n):
 
 
 @constexpr_function
+def get_int_dtype(bitwidth, signed):
+    """Upstream's `tl.core.get_int_dtype(bitwidth, signed)`: the integer dtype of that
+    width (torch inductor's sort helper bitcasts through it)."""
+    name = "int1" if bitwidth == 1 else f"{'int' if signed else 'uint'}{bitwidth}"
+    if name not in core.dtype.SINT + core.dtype.UINT:
+        raise ValueError(f"no integer dtype of {bitwidth} bits")
+    return core.dtype(name)
+
+
+@constexpr_function
 def _dim_of(dim, shape):
     """`dim` (None: the last) as a non-negative index into `shape`."""
     rank = len(shape)

@@ -41,6 +41,19 @@ def minimum(x, y, propagate_nan=None, _semantic=None, _generator=None):
     return _semantic.minimum(x, y, _propagate(propagate_nan))
 
 
+@builtin
+def logical_and(x, other, _semantic=None, _generator=None):
+    """`x.logical_and(y)`: a tensor member in upstream (no `tl.logical_and`); both made
+    i1 (nonzero), then and-ed (torch inductor's bucketize helper calls it)."""
+    return _semantic.logical_and(unwrap(x), unwrap(other))
+
+
+@builtin
+def logical_or(x, other, _semantic=None, _generator=None):
+    """`x.logical_or(y)`: as `logical_and`, or-ed."""
+    return _semantic.logical_or(unwrap(x), unwrap(other))
+
+
 def _propagate(p) -> bool:
     p = unwrap(p)
     return p is not None and str(p).upper().endswith("ALL")
