@@ -18,6 +18,8 @@
 | `TRITIUM_DISABLE_MMA_V3`, `DISABLE_MMA_V3` | `0` | `1`: on a Hopper GPU the JIT targets sm_90 (mma.sync) instead of sm_90a (wgmma for `tl.dot`), as upstream's `DISABLE_MMA_V3` (for like-with-like comparisons) |
 | `TRITIUM_WGMMA_SYNC` | `0` | `1`: every wgmma group is waited for right after it is issued (`warp_group_dot_wait {pendings = 0}`), none kept in flight across a K loop: the escape hatch should the in-flight pipeline misbehave (part of the cache key) |
 | `TRITON_INTERPRET` | unset | upstream's switch: when tritium serves `import triton` (`tritium.install_as_triton()`, `python -m tritium run`) and it is on at install, TRITIUM_INTERPRET is set to `1` |
+| `TORCHINDUCTOR_COMPILE_THREADS` | unset | torch inductor's: `tritium.install_as_triton()` sets it to `1` where unset (kernels compile in the program's process, which has the alias; a compile worker process would not) |
+| `TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER` | unset | torch inductor's: `tritium.install_as_triton()` sets it to `0` where unset (the static launcher loads upstream's cubin files from upstream's cache directory) |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
 called, so a variable set at run time (`os.environ["TRITIUM_DEBUG"] = "1"`,
@@ -59,6 +61,7 @@ __all__ = [
     "libdevice",
     "mma_v3_disabled",
     "print_autotuning",
+    "set_default",
     "tool",
     "triton_version",
     "wgmma_sync",
@@ -87,6 +90,8 @@ VARIABLES: dict[str, str] = {
     "DISABLE_MMA_V3": "upstream's name for TRITIUM_DISABLE_MMA_V3 (either works)",
     "TRITIUM_WGMMA_SYNC": "every wgmma waits for its own group (pendings = 0), none in flight",
     "TRITON_INTERPRET": "upstream's interpreter switch, honoured when tritium serves `import triton`",
+    "TORCHINDUCTOR_COMPILE_THREADS": "torch inductor's; install_as_triton() sets 1 where unset",
+    "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": "torch inductor's; install_as_triton() sets 0 where unset",
 }
 
 
@@ -144,6 +149,15 @@ def adopt_triton_interpret() -> None:
     set TRITIUM_INTERPRET=1 (once: later changes of TRITON_INTERPRET are not followed)."""
     if _flag(_get("TRITON_INTERPRET")) and _get("TRITIUM_INTERPRET") is None:
         os.environ["TRITIUM_INTERPRET"] = "1"
+
+
+def set_default(name: str, value: str) -> bool:
+    """For `tritium.install_as_triton()`: set another program's variable `name` (torch
+    inductor's TORCHINDUCTOR_*) to `value` where it is unset; whether it was set here."""
+    if _get(name) is not None:
+        return False
+    os.environ[name] = value
+    return True
 
 
 def triton_version() -> str | None:

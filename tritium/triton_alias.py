@@ -57,7 +57,6 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
-import os
 import re
 import sys
 import types
@@ -309,12 +308,11 @@ INDUCTOR_SETTINGS = (
 def _configure_inductor() -> None:
     """INDUCTOR_SETTINGS: as environment variables (read when torch._inductor.config is
     imported) where unset, and on the config itself when torch imported it already."""
+    from tritium import config
+
     inductor = sys.modules.get("torch._inductor.config")
     for var, attr, value in INDUCTOR_SETTINGS:
-        if var in os.environ:
-            continue
-        os.environ[var] = str(int(value))
-        if inductor is not None:
+        if config.set_default(var, str(int(value))) and inductor is not None:
             setattr(inductor, attr, value)
 
 
