@@ -71,4 +71,4 @@ def test_user_kernels_dynamic_shapes_and_bf16():
     assert set(errors) == {"user_kernel", "dynamic_shapes", "bf16"}, res.stderr[-3000:]
     assert float(errors["user_kernel"]) == 0.0
     assert float(errors["dynamic_shapes"]) < 1e-5
-    assert float(errors["bf16"]) <= 2**-6  # one bf16 rounding of values below 4
+    assert float(errors["bf16"]) <= 2**-7  # eager's two bf16 roundings, at most
