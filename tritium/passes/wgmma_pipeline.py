@@ -13,9 +13,20 @@ on tritium's pipelined loop).
 
 Runs after optimize-dot-operands, when every operand of such a dot is a `ttg.local_load`
 of a `#ttg.nvmma_shared` tile (the software pipeliner's ring, or optimize-dot-operands'
-`local_alloc`). A tile that ordinary stores fill (`local_alloc` of a value) gets a
-`ttng.fence_async_shared` before the dot (upstream's FenceInsertion), which the membar
-pass's barrier then follows: st.shared, fence.proxy.async, bar.sync, wgmma.
+`local_alloc`), or, for A, a 16-bit tensor in the A layout of a version 3 `#mma` (another
+wgmma's accumulator that optimize-dot-operands left in registers: attention's P), which
+wgmma reads from registers:
+
+    %p = ttg.convert_layout %s16 : tensor<128x64xf16, #mma> -> tensor<128x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma1, kWidth = 2}>>
+    %o = ttng.warp_group_dot %p, %v_tile, %acc {...} : tensor<128x64xf16, #ttg.dot_op<...>> * !ttg.memdesc<64x128xf16, ...> -> tensor<128x128xf32, #mma1>
+
+A tile that ordinary stores fill (`local_alloc` of a value, `local_store`) gets a
+`ttng.fence_async_shared` before the dot, or before the outermost loop around the dot
+that holds none of those stores (upstream's FenceInsertion: attention's Q tile, stored
+once, is fenced once per loop). With the membar pass's barriers: st.shared,
+fence.proxy.async, bar.sync, wgmma (a tile stored in the loop); attention, as upstream's
+PTX: st.shared Q, bar.sync, fence.proxy.async, then in the loop the bar.sync after the
+cp.async wait, wgmma.
 
 One group in flight (`pendings = 1`). The pipeliner's loop, as it comes (trip k reads
 stage k % S of each ring, S >= 3 stages, and refills at its top the stage trip k - 1
@@ -73,9 +84,9 @@ from tritium.ir.ttg_memory import (
     LocalLoadOp,
     MemDescIndexOp,
 )
-from tritium.ir.ttg_mma import NVMMASharedEncodingAttr, is_mma_v3
+from tritium.ir.ttg_mma import DotOperandEncodingAttr, NVMMASharedEncodingAttr, is_mma_v3
 from tritium.ir.ttng import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
-from tritium.ir.types import encoding_of
+from tritium.ir.types import bitwidth, element_type, encoding_of
 from tritium.passes.utils import insert_after, insert_before
 
 MIN_STAGES_IN_FLIGHT = 3  # ring depth from which one wgmma group stays in flight
@@ -91,21 +102,48 @@ def _tile_of(v) -> object | None:
     return None
 
 
-def _written_by_threads(tile) -> bool:
-    """Whether ordinary stores fill the tile (`local_alloc` of a value, `local_store`),
+def _register_a(v: SSAValue) -> SSAValue | None:
+    """`v` when it is an A operand wgmma reads from registers: 16-bit, in the A layout of
+    a version 3 `#mma` (optimize-dot-operands left its convert from another wgmma's
+    accumulator a register permutation: attention's P), else None."""
+    enc = encoding_of(v.type)
+    if (
+        isinstance(enc, DotOperandEncodingAttr)
+        and enc.opIdx == 0
+        and is_mma_v3(enc.parent)
+        and enc.kWidth == 2
+        and bitwidth(element_type(v.type)) == 16
+    ):
+        return v
+    return None
+
+
+def _thread_writers(tile) -> list[Operation]:
+    """The ordinary stores that fill the tile (`local_alloc` of a value, `local_store`),
     which the tensor cores, another memory proxy, see only after a fence.proxy.async;
     tiles only async copies fill need none (upstream's FenceInsertion)."""
     alloc = tile_alloc(tile)
-    if alloc.operands:
-        return True
+    writers = [alloc] if alloc.operands else []
     todo = [alloc.results[0]]
     while todo:
         for use in todo.pop().uses:
             if use.operation.name == "ttg.memdesc_index":
                 todo.append(use.operation.results[0])
             elif use.operation.name == "ttg.local_store":
-                return True
-    return False
+                writers.append(use.operation)
+    return writers
+
+
+def _fence_point(dot: Operation, writers: list[Operation]) -> Operation:
+    """Where the fence goes: before the dot, or, as upstream's FenceInsertion hoists it,
+    before the outermost loop around the dot that holds none of the writers (attention's
+    Q, stored once before the K/V loop: one fence per loop, not per trip)."""
+    anchor = dot
+    while isinstance(loop := anchor.parent_op(), scf.ForOp | scf.WhileOp) and not any(
+        loop.is_ancestor(w) for w in writers
+    ):
+        anchor = loop
+    return anchor
 
 
 # --------------------------------------------------------------------------- in flight
@@ -238,16 +276,22 @@ def wgmma_pipeline(module: ModuleOp, in_flight: bool = True) -> int:
     for dot in [op for op in module.walk() if isinstance(op, tt.DotOp)]:
         if not is_mma_v3(encoding_of(dot.d.type)):
             continue
-        tiles = [_tile_of(dot.a), _tile_of(dot.b)]
-        if None in tiles:
+        a = _tile_of(dot.a)
+        a = _register_a(dot.a) if a is None else a
+        if a is None or _tile_of(dot.b) is None:
             raise NotImplementedError(
-                "a tt.dot on #ttg.nvidia_mma version 3 needs both operands loaded from "
+                "a tt.dot on #ttg.nvidia_mma version 3 needs B (and A, unless a 16-bit "
+                "accumulator of another wgmma gives it in registers) loaded from "
                 "#ttg.nvmma_shared tiles (run optimize-dot-operands first)"
             )
-        loads = [dot.a.owner, dot.b.owner]
-        if any(_written_by_threads(t) for t in tiles):
-            insert_before(dot, FenceAsyncSharedOp())
-        wg = insert_before(dot, WarpGroupDotOp(tiles[0], tiles[1], dot.c, dot.input_precision))
+        tiles = [t for t in (_tile_of(dot.a), _tile_of(dot.b)) if t is not None]
+        loads = [t.owner for t in (dot.a, dot.b) if isinstance(t.owner, LocalLoadOp)]
+        writers = [w for t in tiles for w in _thread_writers(t)]
+        if writers:
+            anchor = _fence_point(dot, writers)
+            if not isinstance(anchor.prev_op, FenceAsyncSharedOp):
+                insert_before(anchor, FenceAsyncSharedOp())
+        wg = insert_before(dot, WarpGroupDotOp(a, tiles[-1], dot.c, dot.input_precision))
         wait = insert_after(wg, WarpGroupDotWaitOp([wg.d, *tiles], pendings=0))
         dot.d.replace_all_uses_with(wait.outputs[0])
         dot.detach()
