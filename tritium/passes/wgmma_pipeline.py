@@ -84,7 +84,12 @@ from tritium.ir.ttg_memory import (
     LocalLoadOp,
     MemDescIndexOp,
 )
-from tritium.ir.ttg_mma import DotOperandEncodingAttr, NVMMASharedEncodingAttr, is_mma_v3
+from tritium.ir.ttg_mma import (
+    DotOperandEncodingAttr,
+    MemDescType,
+    NVMMASharedEncodingAttr,
+    is_mma_v3,
+)
 from tritium.ir.ttng import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 from tritium.ir.types import bitwidth, element_type, encoding_of
 from tritium.passes.utils import insert_after, insert_before
@@ -219,6 +224,18 @@ def _in_flight(wg: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> _InFlight | None
     rings = [_ring_stage(t, loop) for t in (wg.a, wg.b)]
     if None in rings:
         return None
+    refills = _refills(loop, rings, {wg, wait}, wg)
+    return None if refills is None else _InFlight(loop, k, *refills)
+
+
+def _refills(
+    loop: scf.ForOp, rings: list, readers: set[Operation], first: Operation
+) -> tuple[list[AsyncCopyGlobalToLocalOp], AsyncCommitGroupOp] | None:
+    """The loop's async copies into `rings` ((allocation, stages, phase read) each: S >= 3
+    stages) and their one commit group, before `first`; None unless every other use of a
+    ring in the loop (beside `readers`) is such a copy, refilling the stage trip k - 1
+    read (so retiring the wgmmas of trip k - 1 frees it)."""
+    block = loop.body.block
     copies: list[AsyncCopyGlobalToLocalOp] = []
     for alloc, stages, read in rings:
         if stages < MIN_STAGES_IN_FLIGHT:
@@ -231,7 +248,7 @@ def _in_flight(wg: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> _InFlight | None
                 return None
             for use in view.result.uses:
                 op = use.operation
-                if op is wg or op is wait:
+                if op in readers:
                     continue
                 if not isinstance(op, AsyncCopyGlobalToLocalOp) or op.parent_block() is not block:
                     return None
@@ -249,9 +266,9 @@ def _in_flight(wg: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> _InFlight | None
         return None
     if any(u.operation is not block.last_op for u in commit.result.uses):
         return None
-    if block.get_operation_index(commit) > block.get_operation_index(wg):
+    if block.get_operation_index(commit) > block.get_operation_index(first):
         return None
-    return _InFlight(loop, k, copies, commit)
+    return copies, commit
 
 
 def _keep_in_flight(plan: _InFlight, wait: WarpGroupDotWaitOp) -> None:
@@ -259,6 +276,105 @@ def _keep_in_flight(plan: _InFlight, wait: WarpGroupDotWaitOp) -> None:
     wait for the last group before the accumulator is read (module docstring)."""
     wait.attributes["pendings"] = IntegerAttr(1, 32)
     anchor: Operation = wait
+    for op in [*plan.copies, plan.commit]:
+        op.detach()
+        anchor = insert_after(anchor, op)
+    result = plan.loop.results[plan.acc]
+    uses = list(result.uses)
+    done = insert_after(plan.loop, WarpGroupDotWaitOp([result], pendings=0))
+    for use in uses:
+        use.operation.operands[use.index] = done.outputs[0]
+
+
+# ----------------------------------------------------------- a chain's second dot in flight
+
+
+@dataclass
+class _ChainInFlight:
+    """A loop of two chained wgmmas (attention: S = Q K^T, then O += P @ V) where the
+    second's group stays in flight until the first's wait of the next trip."""
+
+    loop: scf.ForOp
+    acc: int  # the second dot's accumulator iter_arg
+    wait1: WarpGroupDotWaitOp
+    wait2: WarpGroupDotWaitOp
+    copies: list[AsyncCopyGlobalToLocalOp]
+    commit: AsyncCommitGroupOp
+
+
+def _waited(wg: WarpGroupDotOp) -> WarpGroupDotWaitOp | None:
+    wait = wg.next_op
+    if isinstance(wait, WarpGroupDotWaitOp) and wait.inputs[0] is wg.d and wait.pendings == 0:
+        return wait
+    return None
+
+
+def _chain_in_flight(loop: scf.ForOp) -> _ChainInFlight | None:
+    """Whether the loop's second wgmma may stay in flight across trips: the loop holds two
+    `warp_group_dot`s, each waited for right after it (`pendings = 0`); the second's
+    result only goes to the loop's next trip as its accumulator, which nothing reads
+    before the first dot's wait; the tiles both read are the Q-like tiles nothing writes
+    in the loop or stages of rings (S >= 3) refilled by one commit group of copies before
+    the first dot, into the stage trip k - 1 read, and the first dot reads one of those
+    rings (so the membar pass puts a bar.sync between its wait and the moved copies)."""
+    block = loop.body.block
+    wgs = [op for op in loop.walk() if isinstance(op, WarpGroupDotOp)]
+    if len(wgs) != 2 or any(w.parent_block() is not block for w in wgs):
+        return None
+    wg1, wg2 = sorted(wgs, key=block.get_operation_index)
+    wait1, wait2 = _waited(wg1), _waited(wg2)
+    if wait1 is None or wait2 is None or any(r.uses for r in wait2.outputs[1:]):
+        return None
+    uses = list(wait2.outputs[0].uses)
+    if len(uses) != 1 or uses[0].operation is not block.last_op:
+        return None
+    k = uses[0].index
+    acc = block.args[k + 1]
+    after = block.get_operation_index(wait1)
+    for use in acc.uses:
+        op = use.operation
+        while op.parent_block() is not block:
+            op = op.parent_op()
+        if block.get_operation_index(op) <= after:
+            return None
+    rings, first_rings = [], 0
+    for wg in (wg1, wg2):
+        for t in (wg.a, wg.b):
+            if not isinstance(t.type, MemDescType):
+                continue  # A in registers
+            ring = _ring_stage(t, loop)
+            if ring is None:
+                if any(loop.is_ancestor(w) for w in [tile_alloc(t), *_thread_writers(t)]):
+                    return None  # only a tile filled before the loop (Q) may be other
+                continue
+            first_rings += wg is wg1
+            if all(r[0] is not ring[0] for r in rings):
+                rings.append(ring)
+    if not first_rings:
+        return None
+    refills = _refills(loop, rings, {wg1, wait1, wg2, wait2}, wg1)
+    return None if refills is None else _ChainInFlight(loop, k, wait1, wait2, *refills)
+
+
+def _keep_chain_in_flight(plan: _ChainInFlight) -> None:
+    """The second dot's group is retired by the first's wait of the next trip (which
+    takes the accumulator through it), the refills move after that wait, and the
+    accumulator is waited for after the loop (module docstring)."""
+    block = plan.loop.body.block
+    acc = block.args[plan.acc + 1]
+    old = plan.wait1
+    wait1 = insert_after(old, WarpGroupDotWaitOp([*old.inputs, acc], pendings=0))
+    for a, b in zip(old.outputs, wait1.outputs, strict=False):
+        a.replace_all_uses_with(b)
+    old.detach()
+    old.erase()
+    for use in list(acc.uses):
+        if use.operation is not wait1:
+            use.operation.operands[use.index] = wait1.outputs[-1]
+    plan.wait2.outputs[0].replace_all_uses_with(plan.wait2.inputs[0])
+    plan.wait2.detach()
+    plan.wait2.erase()
+    anchor: Operation = wait1
     for op in [*plan.copies, plan.commit]:
         op.detach()
         anchor = insert_after(anchor, op)
@@ -304,6 +420,11 @@ def wgmma_pipeline(module: ModuleOp, in_flight: bool = True) -> int:
         if plan is not None:
             _keep_in_flight(plan, wait)
         count += 1
+    loops = [op for op in module.walk() if isinstance(op, scf.ForOp)] if in_flight else []
+    for loop in loops:
+        chain = _chain_in_flight(loop)
+        if chain is not None:
+            _keep_chain_in_flight(chain)
     return count
 
 

@@ -63,6 +63,7 @@ from tritium.codegen.lower.dot_mma import _pack2 as pack2
 from tritium.codegen.lower.registers import register_index
 from tritium.codegen.lower.shared import smem_base
 from tritium.codegen.lower.types import f32, i32
+from tritium.ir.arith import constant_value
 from tritium.ir.shared_layout import SharedTile, memdesc_tile
 from tritium.ir.types import element_type, encoding_of, shape_of
 
@@ -200,13 +201,19 @@ def warp_group_dot(ctx: FunctionLowering, op: Operation) -> None:
     frag = [(8 * (i // 2 % 2), 8 * (i // 4) + i % 2) for i in range(n_regs)]
     a_words = _RegisterA(ctx, op.a, m_total, 16 * wpc[0], instr_k) if registers_a else None
     _asm(ctx, "wgmma.fence.sync.aligned;")  # after A's words are packed: they are read
-    one = ir.Constant(i32, 1)
+    one, zero = ir.Constant(i32, 1), ir.Constant(i32, 0)
+    # a zero accumulator (attention's S = Q K^T): the first K step does not read it
+    # (scale-d = 0), so no register is zeroed for it
+    fresh = constant_value(op.c) == 0
     for rm in range(0, m_total, 16 * wpc[0]):
         for rn in range(0, n_total, instr_n * wpc[1]):
             regs = [index[(rm + dm, rn + dn)] for dm, dn in frag]
             for k0 in range(0, k_total, instr_k):
                 a = a_words.at(rm, k0) if a_words is not None else [desc_a.at((rm, k0))]
-                args = a + [desc_b.at((k0, rn)), one] + [acc[r] for r in regs]
+                if fresh and k0 == 0:
+                    args = a + [desc_b.at((k0, rn)), zero] + [ir.Constant(reg, ir.Undefined)] * n_regs
+                else:
+                    args = a + [desc_b.at((k0, rn)), one] + [acc[r] for r in regs]
                 res = b.asm(fty, text, constraint, args, side_effect=True)
                 for j, r in enumerate(regs):
                     acc[r] = b.extract_value(res, j)
