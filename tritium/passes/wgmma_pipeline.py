@@ -63,6 +63,38 @@ copies fill, and the ring counters show the stage written is the one the previou
 read. Otherwise, and with TRITIUM_WGMMA_SYNC=1 (`in_flight=False`), `pendings = 0`: with
 two stages the copy the next trip waits for would be issued only after this trip's wgmma
 (kept conservative).
+
+A chain of two in flight (attention's loop: S = Q K^T, softmax, O = O * alpha + P @ V),
+as upstream's Hopper attention: P @ V of trip k runs while trip k + 1 issues Q K^T, whose
+wait retires both, the loop's accumulator going through it:
+
+      %w = ttg.async_wait %g {num = 1 : i32}
+      copies into stage %ins1 of the K and V rings ; %g2 = ttg.async_commit_group ...
+      %s0 = ttng.warp_group_dot %q, %k[%ext1], %zero
+      %s:3 = ttng.warp_group_dot_wait %s0, %q, %k[%ext1] {pendings = 0 : i32}
+      ... softmax of %s#0 ; %o1 = %o * alpha ...
+      %o2 = ttng.warp_group_dot %p, %v[%ext1], %o1
+      %o3:2 = ttng.warp_group_dot_wait %o2, %v[%ext1] {pendings = 0 : i32}
+      scf.yield %o3#0, ...
+  =>
+      %w = ttg.async_wait %g {num = 1 : i32}
+      %s0 = ttng.warp_group_dot %q, %k[%ext1], %zero
+      %s:4 = ttng.warp_group_dot_wait %s0, %q, %k[%ext1], %o {pendings = 0 : i32}  (P @ V of trip k - 1 retired too)
+      copies into stage %ins1 (read by trip k - 1)  (membar: bar.sync first) ; commit
+      ... softmax ; %o1 = %s#3 * alpha ...
+      %o2 = ttng.warp_group_dot %p, %v[%ext1], %o1
+      scf.yield %o2, ...
+    }
+    %o_done = ttng.warp_group_dot_wait %r#0 {pendings = 0 : i32}
+
+When: the loop holds two `warp_group_dot`s each waited for right after it, the second's
+result goes only to the next trip as its accumulator, which nothing reads before the
+first's wait; their tiles are tiles filled before the loop (Q) or stages of rings
+(S >= 3) refilled, by one commit group before the first dot, in the stage trip k - 1
+read; the first dot reads one of those rings, so the membar pass's barrier before the
+moved copies (they conflict with its read) also orders every warpgroup's retirement of
+P @ V before them. P, wgmma's register A, is written again only after the next trip's
+wait (it is computed from the wait's results). Not with TRITIUM_WGMMA_SYNC=1.
 """
 
 from __future__ import annotations
