@@ -61,8 +61,9 @@ head dim), as upstream. Anything else in a chain (a transposed P, as the attenti
 backward's dV += P^T dO; BLOCK_M = 64 on 8 warps) keeps the whole chain on mma.sync.
 The rest keeps mma.sync, as before. instrShape is upstream's `mmaVersionToInstrShape`
 (the largest N <= 256 dividing N that leaves each warpgroup's share of N whole),
-warpsPerCTA upstream's `warpsPerTileV3` (warpgroups along M while M has 16 rows per warp left, then along N). Unlike upstream, which upcasts fp8 to fp16 for mma v2 on any target
-but sm_89, tritium keeps fp8 on the fp8 tensor cores on sm_90 too (mma.sync has them there).
+warpsPerCTA upstream's `warpsPerTileV3` (warpgroups along M while M has 16 rows per warp left, then along N). An fp8 dot left on mma.sync keeps its fp8 operands (kWidth 4) here;
+on sm_90 and newer the backend converts each fragment to f16 once and issues f16 mmas
+(codegen/lower/dot_mma.py), which is upstream's upcast for mma v2 on targets other than sm_89.
 """
 
 from __future__ import annotations
