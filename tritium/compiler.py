@@ -71,6 +71,23 @@ class Dumper:
             self.write(name, print_ir(module, locations=False))
 
 
+class AsmDict(dict):
+    """A CompiledKernel's `asm`, stage -> text (bytes for the cubin). As upstream's,
+    `asm["sass"]` of a kernel compiled to its cubin only (the JIT's) disassembles the cubin
+    on first access (nvdisasm / cuobjdump; KeyError without them): a launch never needs it."""
+
+    def __missing__(self, key):
+        if key != "sass" or "cubin" not in self:
+            raise KeyError(key)
+        from tritium.codegen.tools import disassemble
+
+        sass = disassemble(self["cubin"])
+        if sass is None:
+            raise KeyError("sass: neither nvdisasm nor cuobjdump is installed")
+        self["sass"] = sass
+        return sass
+
+
 @dataclass
 class CompiledKernel:
     """The result of compiling one specialisation: every stage's text in `asm`,
@@ -89,6 +106,8 @@ class CompiledKernel:
     def __post_init__(self):
         if self.metadata is None:
             self.metadata = KernelMetadata(self.name)
+        if type(self.asm) is not AsmDict:
+            self.asm = AsmDict(self.asm)
 
     # upstream's CompiledKernel facts: `kernel._init_handles(); kernel.n_regs`
     def _init_handles(self) -> None:
@@ -507,7 +526,10 @@ def compile_jit(
     source: KernelSource, spec, options: Options | dict, interpret: bool = False
 ) -> CompiledKernel:
     """Compile a launch's specialisation `spec` of `source` (the JIT's entry: cached, dumped
-    to $TRITIUM_DUMP_DIR when set; errors without tritium's frames)."""
+    to $TRITIUM_DUMP_DIR when set; errors without tritium's frames). Through the cubin: the
+    SASS is disassembled when `asm["sass"]` is first read (AsmDict), not for every launch's
+    compile (nvdisasm, where installed, is one more subprocess per compile)."""
+    dump_dir = config.dump_dir()
     try:
         kernel = compile_kernel(
             source,
@@ -515,7 +537,8 @@ def compile_jit(
             Options.of(options),
             interpret=interpret,
             cache=True,
-            dump_dir=config.dump_dir(),
+            dump_dir=dump_dir,
+            stop="sass" if dump_dir else "cubin",  # (a dump holds every stage)
         )
     except TritiumError as e:
         raise _user_error(e) from None
