@@ -87,11 +87,14 @@ class TritonPrinter(Printer):
     def __init__(self, stream, aliases: dict[Attribute, str], print_debuginfo: bool = False):
         super().__init__(stream=stream, print_debuginfo=print_debuginfo)
         self._aliases = aliases
+        # (an attribute equal to an alias has its type: other types skip hashing the
+        # attribute, which xDSL recomputes through every parameter on each call)
+        self._alias_types = {type(a) for a in aliases}
         self._write = stream.write
         self._defining_alias = False
 
     def print_attribute(self, attribute: Attribute) -> None:
-        name = self._aliases.get(attribute)
+        name = self._aliases.get(attribute) if type(attribute) in self._alias_types else None
         if name is not None and not self._defining_alias:
             self.print_string(name)
             return
