@@ -294,7 +294,7 @@ def lower(
     register and spill counts; None when stopped before LLVM IR). `libdevice`: math calls
     NVIDIA's libdevice at that path (TRITIUM_LIBDEVICE; the llir declares the `__nv_*`
     functions, the ptx holds those called)."""
-    from tritium.codegen.module import lower_to_llvm_module
+    from tritium.codegen import lower_to_llvm
     from tritium.codegen.ptx import llir_to_ptx
     from tritium.codegen.tools import assemble, disassemble
     from tritium.passes.pipeline import run_ttgir_passes
@@ -305,13 +305,13 @@ def lower(
     if stop == "ttgir":
         return asm, None
     with _timed(timings, "lower-to-llvm"):
-        llvm_module, facts = lower_to_llvm_module(module, libdevice)
-        llir = asm["llir"] = str(llvm_module)
+        llir, facts = lower_to_llvm(module, libdevice)
+    asm["llir"] = llir
     dumper.write("llir", llir, "ll")
     if stop == "llir":
         return asm, facts
-    with _timed(timings, "llvm-to-ptx"):  # (optimizes llvm_module in place)
-        asm["ptx"] = llir_to_ptx(llvm_module, options.arch, libdevice=libdevice)
+    with _timed(timings, "llvm-to-ptx"):
+        asm["ptx"] = llir_to_ptx(llir, options.arch, libdevice=libdevice)
     dumper.write("ptx", asm["ptx"], "ptx")
     if stop == "ptx":
         return asm, facts

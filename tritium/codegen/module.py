@@ -65,13 +65,6 @@ def lower_to_llvm(module: ModuleOp, libdevice: str | None = None) -> tuple[str, 
     """Lower a TTGIR module with one public `tt.func` to verified LLVM IR text + metadata.
     `libdevice`: a libdevice.10.bc to call for math (libdevice mode: the IR declares the
     `__nv_*` functions; `ptx.llir_to_ptx(..., libdevice=)` links them)."""
-    parsed, metadata = lower_to_llvm_module(module, libdevice)
-    return str(parsed), metadata
-
-
-def lower_to_llvm_module(module: ModuleOp, libdevice: str | None = None):
-    """`lower_to_llvm`'s IR as the parsed and verified LLVM module (llvmlite.binding), which
-    `ptx.llir_to_ptx` takes as is (the compiler's path: no second parse and verification)."""
     num_warps = _int_attr(module, "ttg.num-warps", 4)
     threads_per_warp = _int_attr(module, "ttg.threads-per-warp", 32)
     if threads_per_warp != 32:
@@ -111,4 +104,4 @@ def lower_to_llvm_module(module: ModuleOp, libdevice: str | None = None):
         "shared": shared_total(module),
         "params": params,
     }
-    return parsed, metadata
+    return str(parsed), metadata

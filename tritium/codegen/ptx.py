@@ -75,39 +75,29 @@ def optimize(
 ) -> str:
     """Run LLVM's O3 module pipeline (as upstream does before codegen), after linking the
     libdevice file `libdevice` into the module when given (libdevice_link.py)."""
-    return str(_optimized(_parsed(llvm_ir), arch, ptx_version, libdevice))
-
-
-def _optimized(mod, arch: str, ptx_version: int, libdevice: str | None):
-    """`optimize` on a parsed module, in place (codegen takes it as is: no printing and
-    re-parsing)."""
     tm = target_machine(arch, ptx_version)
+    mod = llvm.parse_assembly(llvm_ir)
+    mod.verify()
     if libdevice is not None:
         libdevice_link.link(mod, libdevice)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
-    return mod
-
-
-def _parsed(llvm_ir: str):
-    mod = llvm.parse_assembly(llvm_ir)
-    mod.verify()
-    return mod
+    return str(mod)
 
 
 def llir_to_ptx(
-    llvm_ir: str | llvm.ModuleRef,
+    llvm_ir: str,
     arch: str = DEFAULT_ARCH,
     ptx_version: int = DEFAULT_PTX_VERSION,
     opt: bool = True,
     libdevice: str | None = None,
 ) -> str:
-    """Compile LLVM IR text, or a verified module (module.lower_to_llvm_module's, which this
-    optimizes in place), to PTX text for `arch` (sm_80 / sm_86 / sm_89 / sm_90 / sm_90a);
+    """Compile LLVM IR text to PTX text for `arch` (sm_80 / sm_86 / sm_89 / sm_90 / sm_90a);
     `libdevice`: the libdevice.10.bc the IR's `__nv_*` calls are linked from."""
-    mod = _parsed(llvm_ir) if isinstance(llvm_ir, str) else llvm_ir
-    if opt:
-        mod = _optimized(mod, arch, ptx_version, libdevice)
-    codegen_opt = 3 if len(_SLSR_CANDIDATE.findall(str(mod))) <= SLSR_LIMIT else 0
-    return target_machine(arch, ptx_version, codegen_opt).emit_assembly(mod)
+    text = optimize(llvm_ir, arch, ptx_version, libdevice) if opt else llvm_ir
+    codegen_opt = 3 if len(_SLSR_CANDIDATE.findall(text)) <= SLSR_LIMIT else 0
+    tm = target_machine(arch, ptx_version, codegen_opt)
+    mod = llvm.parse_assembly(text)
+    mod.verify()
+    return tm.emit_assembly(mod)
