@@ -148,9 +148,9 @@ class _DeviceView:
     ALIGN = 256
 
     def __init__(self, host: np.ndarray):
-        from tritium.runtime import driver, memory
+        from tritium.runtime import memory
 
-        self.driver = driver
+        self.memory = memory  # kept: the finalizer may run when module globals are gone
         self.dtype = host.dtype
         self.shape = host.shape
         self.host = host
