@@ -8,7 +8,8 @@ Cells (each the best of `--repeat` fresh processes, after one untimed run that w
 * `first call: <kernel>` for vector add, softmax, layer norm, fp16 GEMM and, when
   examples/flash_attention.py is there, attention forward: the process imports torch and
   starts CUDA (not counted), then imports the compiler with the kernel's module (`import`),
-  then launches once and synchronizes (`first call`: specialise, compile, load, launch).
+  then launches once and synchronizes (`first call`: specialise, compile, load, launch;
+  for tritium also `compile_s`, the part of it in compile_jit).
   Upstream runs the same source (benchmarks/upstream_kernels.py).
 * `autotune: fp16 matmul, 8 configs`: examples/matmul_autotune.py's kernel under 8 configs;
   its first call is the whole sweep (compile 8, time 8 with the default do_bench, launch).
@@ -148,16 +149,35 @@ def gpu_script(impl: str, cell: str) -> str:
     else:
         module, name, _, _, _, call = KERNELS[cell.removeprefix("first call: ")]
         imports = _imports(impl, module, name)
+    timed, result = "", ""
+    if impl == "tritium" and cell != AUTOTUNE_CELL:  # (the sweep compiles in worker processes)
+        timed, result = _TIMED_COMPILE, ", compile_s=compile_s[0]"
     return _PRELUDE + f"""
 import torch
 torch.zeros(1, device="cuda"); torch.cuda.synchronize()
 t0 = time.perf_counter()
 {imports}
 t1 = time.perf_counter()
+{timed}
 {call}
 torch.cuda.synchronize()
 t2 = time.perf_counter()
-done(import_s=t1 - t0, first_call_s=t2 - t1)
+done(import_s=t1 - t0, first_call_s=t2 - t1{result})
+"""
+
+
+# tritium's first call: the seconds in compile_jit (specialisation to cubin, through the
+# cache), to tell the compile from the rest of the call (loading, launching, torch)
+_TIMED_COMPILE = """
+import tritium.compiler
+compile_s, _compile_jit = [0.0], tritium.compiler.compile_jit
+def _timed_compile_jit(*a, **k):
+    t = time.perf_counter()
+    try:
+        return _compile_jit(*a, **k)
+    finally:
+        compile_s[0] += time.perf_counter() - t
+tritium.compiler.compile_jit = _timed_compile_jit
 """
 
 
@@ -256,10 +276,12 @@ def best_of(script: str, repeat: int, tmp: Path) -> dict:
 
 def cli_cell(repeat: int, tmp: Path) -> dict:
     """`python -m tritium compile` of vector add to PTX: wall and CPU seconds of the whole
-    process (best of `repeat`, after an untimed run that writes the .pyc files)."""
+    process (best of `repeat`, after a run that writes the .pyc files: that one's seconds
+    are `cold_process_s` / `cold_cpu_s`, the compile of tritium's, xDSL's and llvmlite's
+    sources to bytecode included). The CLI has no kernel cache: every run compiles."""
     import resource
 
-    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(tmp / "pycache-cli"))  # (its own: cold)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-m", "tritium", "compile", *CLI_ARGS, "-o", str(tmp / "add.ptx")]
@@ -275,7 +297,9 @@ def cli_cell(repeat: int, tmp: Path) -> dict:
         cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
         if i:  # the first run writes the .pyc files
             runs.append({"process_s": wall, "cpu_s": cpu})
-    return {k: min(r[k] for r in runs) for k in runs[0]}
+        else:
+            cold = {"cold_process_s": wall, "cold_cpu_s": cpu}
+    return {k: min(r[k] for r in runs) for k in runs[0]} | cold
 
 
 def main(argv=None) -> int:
@@ -338,6 +362,12 @@ def markdown(results: dict) -> str:
         cpu = row.get("tritium", {}).get("cpu_s" if cell == CLI_CELL else "first_call_cpu_s")
         if cpu is not None:
             extra += f" [cpu {cpu:.3f}]"
+        compile_s = row.get("tritium", {}).get("compile_s")
+        if compile_s is not None:
+            extra += f" (compile {compile_s:.3f})"
+        cold = row.get("tritium", {}).get("cold_process_s")
+        if cold is not None:
+            extra += f" (without .pyc files: {cold:.3f} [cpu {row['tritium']['cold_cpu_s']:.3f}])"
         ratio = f"{t / u:.2f}" if t and u else ""
         lines.append(f"| {cell} | {_fmt(t)}{extra} | {_fmt(u)} | {ratio} |")
     prof = cells.get("profile", {}).get("tritium")

@@ -16,6 +16,8 @@ interpreter). The result is a `CompiledKernel`: every stage's text in `asm` and 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import pathlib
 import time
@@ -69,6 +71,23 @@ class Dumper:
             self.write(name, print_ir(module, locations=False))
 
 
+class AsmDict(dict):
+    """A CompiledKernel's `asm`, stage -> text (bytes for the cubin). As upstream's,
+    `asm["sass"]` of a kernel compiled to its cubin only (the JIT's) disassembles the cubin
+    on first access (nvdisasm / cuobjdump; KeyError without them): a launch never needs it."""
+
+    def __missing__(self, key):
+        if key != "sass" or "cubin" not in self:
+            raise KeyError(key)
+        from tritium.codegen.tools import disassemble
+
+        sass = disassemble(self["cubin"])
+        if sass is None:
+            raise KeyError("sass: neither nvdisasm nor cuobjdump is installed")
+        self["sass"] = sass
+        return sass
+
+
 @dataclass
 class CompiledKernel:
     """The result of compiling one specialisation: every stage's text in `asm`,
@@ -87,6 +106,8 @@ class CompiledKernel:
     def __post_init__(self):
         if self.metadata is None:
             self.metadata = KernelMetadata(self.name)
+        if type(self.asm) is not AsmDict:
+            self.asm = AsmDict(self.asm)
 
     # upstream's CompiledKernel facts: `kernel._init_handles(); kernel.n_regs`
     def _init_handles(self) -> None:
@@ -434,7 +455,27 @@ def compile_kernel(
     """Compile `source` (a KernelSource with its KernelSpec, or a .ttir file's path with
     spec None) through stage `stop`. `interpret`: stop at TTIR and keep the module for the
     interpreter. `cache`: look the kernel up in the compiled-kernel cache first (not while
-    dumping) and store it there."""
+    dumping) and store it there. Python's cyclic garbage collector is paused meanwhile
+    (`_gc_paused`)."""
+    with _gc_paused():
+        return _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop)
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """The cyclic GC off for one compile (unless already off): its collections, every few
+    thousand allocations, were 3-4% of a dot kernel's compile. Reference counting still
+    frees what is dropped; cycles (IR ops and their blocks) wait until the compile ends."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop):
     from tritium.analysis.pointer_writes import written_params
     from tritium.passes.pipeline import run_ttir_passes
     from tritium.runtime import cache as kernel_cache
@@ -482,7 +523,10 @@ def compile_jit(
     source: KernelSource, spec, options: Options | dict, interpret: bool = False
 ) -> CompiledKernel:
     """Compile a launch's specialisation `spec` of `source` (the JIT's entry: cached, dumped
-    to $TRITIUM_DUMP_DIR when set; errors without tritium's frames)."""
+    to $TRITIUM_DUMP_DIR when set; errors without tritium's frames). Through the cubin: the
+    SASS is disassembled when `asm["sass"]` is first read (AsmDict), not for every launch's
+    compile (nvdisasm, where installed, is one more subprocess per compile)."""
+    dump_dir = config.dump_dir()
     try:
         kernel = compile_kernel(
             source,
@@ -490,7 +534,8 @@ def compile_jit(
             Options.of(options),
             interpret=interpret,
             cache=True,
-            dump_dir=config.dump_dir(),
+            dump_dir=dump_dir,
+            stop="sass" if dump_dir else "cubin",  # (a dump holds every stage)
         )
     except TritiumError as e:
         raise _user_error(e) from None

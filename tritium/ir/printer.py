@@ -8,6 +8,10 @@ On top of xDSL's printer this adds what upstream's output looks like:
 * source locations, when asked for, as `loc("file.py":12:8)` after each op (unknown
   locations are left out rather than printed as `loc(unknown)`).
 
+It also prints faster than xDSL's printer, with the same text: a string literal (the file
+name of every op's location) is written at once rather than byte by byte, and text goes to
+the stream's `write` rather than through `print()` (together ~half of printing a module).
+
 The output parses back with `tritium.ir.parser.parse_module` to the same text.
 """
 
@@ -72,21 +76,42 @@ def _collect_aliases(module: Operation) -> dict[Attribute, str]:
     return names
 
 
+# byte -> its escape in a printed string literal, as xDSL's Printer.print_bytes_literal
+_ESCAPES = {b: f"\\{b:02X}" for b in range(256) if b < 0x20 or b > 0x7E or b == 0x22}
+_ESCAPES[0x5C] = "\\\\"
+
+
 class TritonPrinter(Printer):
     """xDSL printer that prints known layout encodings by their alias."""
 
     def __init__(self, stream, aliases: dict[Attribute, str], print_debuginfo: bool = False):
         super().__init__(stream=stream, print_debuginfo=print_debuginfo)
         self._aliases = aliases
+        # (an attribute equal to an alias has its type: other types skip hashing the
+        # attribute, which xDSL recomputes through every parameter on each call)
+        self._alias_types = {type(a) for a in aliases}
+        self._write = stream.write
         self._defining_alias = False
 
     def print_attribute(self, attribute: Attribute) -> None:
-        name = self._aliases.get(attribute)
+        name = self._aliases.get(attribute) if type(attribute) in self._alias_types else None
         if name is not None and not self._defining_alias:
             self.print_string(name)
             return
         self._defining_alias = False
         super().print_attribute(attribute)
+
+    def print_string(self, text: str, *, indent: int | None = None) -> None:
+        if "\n" not in text:  # the common case, as xDSL's: no indentation to apply
+            self._current_column += len(text)
+            self._write(text)
+            return
+        super().print_string(text, indent=indent)
+
+    def print_bytes_literal(self, bytestring: bytes) -> None:
+        """xDSL's escaping (a backslash doubled; quotes and bytes outside printable ASCII
+        as a backslash and two hex digits), in one write."""
+        self.print_string('"' + bytestring.decode("latin-1").translate(_ESCAPES) + '"')
 
 
 _UNKNOWN_LOC = re.compile(r" loc\(unknown\)")

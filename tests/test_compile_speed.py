@@ -1,0 +1,67 @@
+"""What a compile skips or defers for speed: Python's cyclic GC is paused during it and left
+as it was found (compiler._gc_paused); the JIT's compiles stop at the cubin and disassemble
+it when `asm["sass"]` is read (compiler.AsmDict)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+import tritium
+from examples.vector_add import add_kernel
+from tritium import compiler
+from tritium.frontend.signature import parse_signature
+from tritium.options import Options
+
+SIG = "*fp32:16,*fp32:16,*fp32:16,i32"
+
+
+def test_gc_is_off_during_a_compile_and_on_after(monkeypatch):
+    seen = []
+    real = compiler.lower
+    monkeypatch.setattr(compiler, "lower", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
+    assert gc.isenabled()
+    tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="llir")
+    assert seen == [False] and gc.isenabled()
+
+
+def test_gc_is_on_again_after_a_failing_compile():
+    with pytest.raises(tritium.ArgumentError):
+        tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="llir", arch="sm_70")
+    assert gc.isenabled()
+
+
+def test_gc_the_caller_turned_off_stays_off():
+    gc.disable()
+    try:
+        tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="ttir")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_jit_disassembles_the_cubin_when_sass_is_read(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(
+        "tritium.codegen.tools._run_ptxas", lambda ptx, arch, extra: (b"CUBIN", "")
+    )
+    calls = []
+    monkeypatch.setattr(
+        "tritium.codegen.tools.disassemble", lambda cubin: calls.append(cubin) or "SASS"
+    )
+    spec = parse_signature(add_kernel, SIG, {"BLOCK_SIZE": 256})
+    kernel = compiler.compile_jit(add_kernel, spec, Options(arch="sm_89"))
+    assert kernel.asm["cubin"] == b"CUBIN" and "sass" not in kernel.asm and calls == []
+    assert kernel.asm["sass"] == "SASS" and kernel.asm["sass"] == "SASS"
+    assert calls == [b"CUBIN"]  # once
+
+
+def test_sass_without_a_cubin_or_a_disassembler_is_a_key_error(monkeypatch):
+    monkeypatch.setattr("tritium.codegen.tools.disassemble", lambda cubin: None)
+    with pytest.raises(KeyError):
+        compiler.AsmDict({"ptx": ""})["sass"]
+    with pytest.raises(KeyError, match="nvdisasm"):
+        compiler.AsmDict({"cubin": b"CUBIN"})["sass"]
+    with pytest.raises(KeyError):
+        compiler.AsmDict({"cubin": b"CUBIN"})["llir"]
