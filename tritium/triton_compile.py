@@ -148,7 +148,7 @@ class CompiledKernel:
     def __init__(self, src: ASTSource, kernel, target, options):
         self.src = src
         self.name = kernel.name
-        self.asm = dict(kernel.asm)
+        self.asm = kernel.asm  # (tritium's AsmDict: `asm["sass"]` disassembles on first read)
         digest = f"{src.hash()}-{options.hash()}-{target}-{kernel.metadata.arch}"
         self.hash = hashlib.sha256(digest.encode()).hexdigest()
         m = kernel.metadata
