@@ -24,12 +24,13 @@ written as a runnable script that runs the kernel with either implementation
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tritium.testing import fuzz
+from tritium.testing import fuzz, fuzz_ops
 from tritium.testing.differential.defined import DefinedModel, Undefined
 from tritium.testing.differential.known import Known, classify
 from tritium.testing.differential.shrink import shrink
@@ -45,9 +46,10 @@ MODES = ("interpret", "gpu")
 # ------------------------------------------------------------------ programs
 
 
-def generate(n: int, seed: int, gpu: bool = False, max_statements: int = 12) -> list[Program]:
-    """`n` random kernels (reductions included; math in fp32, which upstream accepts),
-    the same ones for the same seed."""
+def generate(n: int, seed: int, gpu: bool = False, max_statements: int = 12,
+             features: tuple = fuzz_ops.FEATURES) -> list[Program]:  # fmt: skip
+    """`n` random kernels (reductions and the newer operations included; math in fp32,
+    which upstream accepts), the same ones for the same seed."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as seed_of
 
@@ -58,7 +60,7 @@ def generate(n: int, seed: int, gpu: bool = False, max_statements: int = 12) -> 
               suppress_health_check=list(HealthCheck))  # fmt: skip
     @seed_of(seed)
     @given(fuzz.programs(profile=profile, max_statements=max_statements, reductions=True,
-                         upstream=True))  # fmt: skip
+                         upstream=True, features=tuple(features)))  # fmt: skip
     def draw(p):
         out.append(p)
 
@@ -101,7 +103,10 @@ def _upstream_result(up, ticket: int):
 
 
 def _expected(p: Program, data: dict, mode: str):
-    return DefinedModel(p, fuzzy=mode == "gpu").run(data)
+    """The model's outputs; `tl.randn` bit for bit on the GPU when tritium links
+    libdevice as upstream does (TRITIUM_LIBDEVICE=auto), within a bound otherwise."""
+    same_libm = mode == "gpu" and os.environ.get("TRITIUM_LIBDEVICE") == "auto"
+    return DefinedModel(p, fuzzy=mode == "gpu", exact_randn=same_libm).run(data)
 
 
 def evaluate(p: Program, up, mode: str) -> Verdict:
@@ -384,9 +389,11 @@ def repro_script(p: Program, mode: str, summary: str = "", name: str = "repro.py
         + "]"
     )
     outputs = ", ".join(
-        f"arg(np.full({o.size}, {SENTINEL[out.dtype]!r}, dtype=np.{NP_DTYPE[out.dtype]}))"
-        for o, out in zip(outs, p.outputs)
-    )
+        [f"arg(np.full({o.size}, {SENTINEL[out.dtype]!r}, dtype=np.{NP_DTYPE[out.dtype]}))"
+         for o, out in zip(outs, p.outputs)]
+        + [f"arg(np.array({data[a.buf].tolist()!r}, dtype=np.{data[a.buf].dtype}))"
+           for a in p.atomics()]  # the atomic statements' buffers, as they start
+    )  # fmt: skip
     scalars = "".join(f"{a!r}, " for a in args[len(p.inputs) + len(outs) :])
     gpu = mode == "gpu"
     body = "\n".join(summary.splitlines()) if summary else "(not recorded)"
@@ -398,7 +405,7 @@ def repro_script(p: Program, mode: str, summary: str = "", name: str = "repro.py
         theirs="compiled kernel on the GPU" if gpu else "interpreter",
         summary=body.replace('"""', "'''"),
         gpu=gpu,
-        kernel="\n".join(src[start:]),
+        kernel="\n".join(src[start:]).replace("@triton.jit", "@jit"),
         inputs=ins,
         outputs=outputs,
         grid=p.grid,

@@ -47,6 +47,21 @@ def _u32_scalar_argument(p: Program, v: Verdict) -> bool:
     )
 
 
+def _atomic_of_an_argument(p: Program, v: Verdict) -> bool:
+    odd = any(isinstance(s.value, float) or 2**31 <= s.value < 2**32 for s in p.scalars)
+    seen = v.kind == "upstream-error" and "Unsupported data type" in v.error
+    return seen and odd and bool(p.atomics())
+
+
+def _bf16_dot(p: Program, v: Verdict) -> bool:
+    return (
+        v.kind == "values"
+        and all(d.side == "upstream-off-model" for d in v.diffs)
+        and "tl.dot(" in p.source()
+        and ".to(tl.bfloat16)" in p.source()
+    )
+
+
 KNOWN: list[Known] = [
     Known(
         "fp16-math",
@@ -100,6 +115,25 @@ KNOWN: list[Known] = [
         "uint32 array while typing it i64 (as its compiler does): `s >> 1` of s = 3000000000 "
         "gives -647483648 where the compiler (and tritium) give 1500000000.",
         _u32_scalar_argument,
+    ),
+    Known(
+        "interpreter-atomic-of-an-argument",
+        "upstream-bug",
+        "upstream 3.6's interpreter fails on an atomic whose value is a float kernel "
+        "argument or an int argument in [2**31, 2**32) (`tl.atomic_xchg(p + pid, f)`, "
+        "`tl.atomic_min(p + 0, s)`: `ValueError('Unsupported data type')`, with or "
+        "without the worker's float-argument fix); the same with an int32 argument runs. "
+        "Its compiler and tritium accept both.",
+        _atomic_of_an_argument,
+    ),
+    Known(
+        "interpreter-bf16-dot",
+        "upstream-bug",
+        "upstream 3.6's interpreter holds bfloat16 blocks as their raw bits in uint16 numpy "
+        "arrays, and its tl.dot multiplies those integers: a 1 x 1 (masked 16 x 16) "
+        "bf16 dot whose value is 96.8399 gives 36553367552.0 (tritium and the model: "
+        "96.8399).",
+        _bf16_dot,
     ),
 ]
 
