@@ -12,10 +12,12 @@ after); with `--tests`, so does a pytest session (its arguments in one string). 
 recorded launch is then replayed on upstream Triton in a worker process of
 `--upstream-python` (its interpreter, or compiled on the GPU with `--gpu`) on the same
 inputs, and every array argument is compared: the same bits ("agree"), within the
-dtype's tolerance ("agree (close)"), or not ("differ (values)"); a kernel upstream
-cannot run, or whose arguments cannot be handed over, is "upstream-refuses" with why.
-Prints a markdown table (kernel, where, result, detail); `--out` writes it too, and
-`--json` the rows. Exit status 1 when a kernel differs. See docs/robustness.md and
+dtype's tolerance ("agree (close)"), or not ("differ (values)"; "differ (known: NAME)"
+for an upstream bug of tritium/testing/differential/known.py); a kernel upstream cannot
+run, or whose arguments cannot be handed over, is "upstream-refuses" with why; an
+example whose own check fails in tritium is "tritium-fails". Prints a markdown table
+(kernel, where, result, detail); `--out` writes it too, and `--json` the rows. Exit
+status 1 when a kernel differs unexplained or an example fails. See docs/robustness.md and
 tritium/testing/differential/replay.py.
 """
 
@@ -39,7 +41,8 @@ SKIP_EXAMPLES = {"__init__", "_common"}
 
 
 def _args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--gpu", action="store_true", help="compiled kernels on the GPU")
     ap.add_argument("--upstream-python", default=sys.executable,
                     help="a Python with triton and torch (default: this one)")  # fmt: skip
@@ -115,7 +118,8 @@ def main(argv=None) -> int:
         Path(opts.out).write_text(text + "\n")
     if opts.json:
         Path(opts.json).write_text(json.dumps([asdict(r) for r in rows], indent=1))
-    return 1 if any(r.result.startswith("differ") for r in rows) else 0
+    unexplained = ("differ (values)", "differ (shape or dtype)", "tritium-fails")
+    return 1 if any(r.result in unexplained for r in rows) else 0
 
 
 if __name__ == "__main__":

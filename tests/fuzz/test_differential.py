@@ -394,10 +394,11 @@ def test_the_driver_agrees_with_tritium_itself_on_the_newer_operations():
     assert report.agree >= 0.9 * len(programs) and report.exact > 0
 
 
-def _atomic_program(value):
+def _atomic_program(value, dtype="i32"):
     from tritium.testing.fuzz_ir import Atomic
 
-    return _program([Atomic("old0", "at0", "xchg", Name("s0"))], [Output("in1", "i32")],
+    a = Name("s0") if dtype == "i32" else Cast(Name("s0"), dtype)
+    return _program([Atomic("old0", "at0", "xchg", a)], [Output("in1", "i32")],
                     scalars=[Scalar("s0", value)])  # fmt: skip
 
 
@@ -405,8 +406,9 @@ def test_the_newer_upstream_interpreter_bugs_are_classified():
     from tritium.testing.fuzz_ir import Dot
 
     v = cmp.Verdict("upstream-error", error="InterpreterError: ValueError('Unsupported data type')")
-    assert known.classify(_atomic_program(0.5), v).name == "interpreter-atomic-of-an-argument"
-    assert known.classify(_atomic_program(5), v) is None  # an int32 argument: new
+    assert known.classify(_atomic_program(0.5, "fp32"), v).name == "interpreter-float-atomic-xchg"
+    assert known.classify(_atomic_program(3_000_000_000), v).name == "interpreter-u32-atomic-argument"
+    assert known.classify(_atomic_program(5), v) is None  # int32 xchg runs there: new
     square = Input("in0", "fp32", ("R", "C"), -2.0, 2.0, 0.0)
     p = Program(16, 16, 1, 1, 1, [square], [], [Assign("v0", Dot("bf16", Name("in0"),
                 Name("in0")))], [Output("v0", "fp32")])  # fmt: skip

@@ -47,10 +47,23 @@ def _u32_scalar_argument(p: Program, v: Verdict) -> bool:
     )
 
 
-def _atomic_of_an_argument(p: Program, v: Verdict) -> bool:
-    odd = any(isinstance(s.value, float) or 2**31 <= s.value < 2**32 for s in p.scalars)
-    seen = v.kind == "upstream-error" and "Unsupported data type" in v.error
-    return seen and odd and bool(p.atomics())
+def _unsupported_atomic(p: Program, v: Verdict) -> bool:
+    return v.kind == "upstream-error" and "Unsupported data type" in v.error and bool(p.atomics())
+
+
+def _u32_atomic_argument(p: Program, v: Verdict) -> bool:
+    return _unsupported_atomic(p, v) and any(
+        isinstance(s.value, int) and 2**31 <= s.value < 2**32 for s in p.scalars
+    )
+
+
+def _float_atomic_xchg(p: Program, v: Verdict) -> bool:
+    from tritium.testing.fuzz import results
+
+    kinds = {o.name: o.dtype for o in results(p)}
+    return _unsupported_atomic(p, v) and any(
+        a.op == "xchg" and kinds[a.buf] == "fp32" for a in p.atomics()
+    )
 
 
 def _bf16_dot(p: Program, v: Verdict) -> bool:
@@ -117,14 +130,20 @@ KNOWN: list[Known] = [
         _u32_scalar_argument,
     ),
     Known(
-        "interpreter-atomic-of-an-argument",
+        "interpreter-u32-atomic-argument",
         "upstream-bug",
-        "upstream 3.6's interpreter fails on an atomic whose value is a float kernel "
-        "argument or an int argument in [2**31, 2**32) (`tl.atomic_xchg(p + pid, f)`, "
-        "`tl.atomic_min(p + 0, s)`: `ValueError('Unsupported data type')`, with or "
-        "without the worker's float-argument fix); the same with an int32 argument runs. "
-        "Its compiler and tritium accept both.",
-        _atomic_of_an_argument,
+        "the same u32 argument (above) as an atomic's value: upstream 3.6's interpreter "
+        "fails (`tl.atomic_min(p + 0, s)` with s = 3000000000, an int64 buffer: "
+        "`ValueError('Unsupported data type')`); with s = 5 it runs.",
+        _u32_atomic_argument,
+    ),
+    Known(
+        "interpreter-float-atomic-xchg",
+        "upstream-bug",
+        "upstream 3.6's interpreter has no float32 `tl.atomic_xchg` (`ValueError('Unsupported "
+        "data type')`; int32 / int64 xchg and the other float32 atomics run). Its compiler "
+        "and tritium exchange float32.",
+        _float_atomic_xchg,
     ),
     Known(
         "interpreter-bf16-dot",
