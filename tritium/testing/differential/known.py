@@ -75,6 +75,16 @@ def _bf16_dot(p: Program, v: Verdict) -> bool:
     )
 
 
+def _int8_dot_accumulator(p: Program, v: Verdict) -> bool:
+    src = p.source()
+    return (
+        v.kind == "upstream-error"
+        and "AssertionError" in v.error
+        and ".to(tl.int8)" in src
+        and "out_dtype=tl.int32" not in src
+    )
+
+
 KNOWN: list[Known] = [
     Known(
         "fp16-math",
@@ -144,6 +154,16 @@ KNOWN: list[Known] = [
         "data type')`; int32 / int64 xchg and the other float32 atomics run). Its compiler "
         "and tritium exchange float32.",
         _float_atomic_xchg,
+    ),
+    Known(
+        "int8-dot-accumulator-out-dtype",
+        "definitional",
+        "tl.dot(a_i8, b_i8, acc_i32) without out_dtype: upstream 3.6 asserts that an "
+        "accumulator is of out_dtype, whose default is float32 whatever the operands "
+        "(`assert acc.type.shape == ret_ty.shape and acc.type.element_ty == out_dtype`), "
+        "so it needs out_dtype=tl.int32; tritium takes the int32 accumulator (an int8 dot "
+        "is int32 either way; docs/language.md). The generator writes out_dtype=tl.int32.",
+        _int8_dot_accumulator,
     ),
     Known(
         "interpreter-bf16-dot",

@@ -158,6 +158,7 @@ def _jit_decorated(node: ast.FunctionDef) -> bool:
 
 
 _KERNEL_MODULES = ("tritium", "triton", "math")
+_TOP_LEVEL = {"jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "constexpr"}
 
 
 def _constant(node: ast.expr, known: set) -> bool:
@@ -177,6 +178,12 @@ def upstream_source(kernel) -> str:
         if isinstance(node, ast.Import | ast.ImportFrom):
             mod = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
             if (mod or "").split(".")[0] in _KERNEL_MODULES:
+                if isinstance(node, ast.ImportFrom) and mod.split(".")[:2] != ["tritium", "language"]:
+                    # a kernel needs the language, and from the top level these names only
+                    names = [a for a in node.names if mod == "tritium" and a.name in _TOP_LEVEL]
+                    if not names:
+                        continue
+                    node = ast.ImportFrom("triton", names, 0)
                 text = ast.unparse(node).replace("tritium", "triton")
                 if text not in keep:
                     keep.append(text)
