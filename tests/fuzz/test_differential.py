@@ -416,6 +416,23 @@ def test_the_newer_upstream_interpreter_bugs_are_classified():
     assert known.classify(p, cmp.Verdict("values", [diff])).name == "interpreter-bf16-dot"
     diff.side = "tritium-off-model"
     assert known.classify(p, cmp.Verdict("values", [diff])) is None
+    nested = ("InterpreterError: InterpreterError('InterpreterError(\\'AttributeError(\"\\\\\\'int"
+              "\\\\\\' object has no attribute \\\\\\'to\\\\\\'\")\\')')")  # a call nests them
+    assert known.classify(p, cmp.Verdict("upstream-error", error=nested)).name == (
+        "interpreter-loop-variable")
+    from tritium.testing.fuzz_ir import Atomic, Scan
+
+    body = [Atomic("old0", "at0", "add", Scan("cummax", Name("in1"), 0, True))]
+    q = _program(body, [Output("in1", "i32")], inputs=[I32_ROW])
+    diff = cmp.OutputDiff(1, "at0", "i32", 1, 5, side="upstream-off-model")
+    assert known.classify(q, cmp.Verdict("values", [diff])).name == (
+        "interpreter-atomic-of-a-reversed-scan")
+    v = cmp.Verdict("upstream-error", error="InterpreterError: AssertionError()")
+    i8 = Program(16, 16, 1, 1, 1, [Input("in1", "i32", ("R", "C"), -5, 5, 0)], [],
+                 [Assign("v0", Dot("i8", Name("in1"), Name("in1"), Name("in1")))],
+                 [Output("v0", "i32")])  # fmt: skip
+    assert "out_dtype=tl.int32" in i8.source()  # what upstream needs: the generator writes it
+    assert known.classify(i8, v) is None
 
 
 def test_an_atomic_buffer_is_compared_and_a_wrong_one_is_found():
