@@ -11,7 +11,7 @@
 The kernels are the fuzzer's (tritium/testing/fuzz.py): elementwise arithmetic, casts,
 loops, branches and reductions, and (`--features`, all by default) dots (fp16 / bf16 /
 int8 / tf32 / ieee), scans, shape operations and gathers, random numbers and atomics.
-`tl.randn` is compared within a bound unless TRITIUM_LIBDEVICE=auto on the GPU (both
+`tl.randn` is compared within a bound unless TRITIUM_LIBDEVICE is on (auto) on the GPU (both
 compilers then call libdevice: bit for bit).
 
 Prints a summary (kernels, agreements, mismatches by class) and each finding's shrunk

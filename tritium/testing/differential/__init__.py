@@ -24,7 +24,6 @@ written as a runnable script that runs the kernel with either implementation
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -105,7 +104,9 @@ def _upstream_result(up, ticket: int):
 def _expected(p: Program, data: dict, mode: str):
     """The model's outputs; `tl.randn` bit for bit on the GPU when tritium links
     libdevice as upstream does (TRITIUM_LIBDEVICE=auto), within a bound otherwise."""
-    same_libm = mode == "gpu" and os.environ.get("TRITIUM_LIBDEVICE") == "auto"
+    from tritium import config
+
+    same_libm = mode == "gpu" and config.libdevice() is not None
     return DefinedModel(p, fuzzy=mode == "gpu", exact_randn=same_libm).run(data)
 
 
