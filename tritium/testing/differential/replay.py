@@ -250,6 +250,24 @@ def compare_launch(launch: Launch, theirs: list, dot: bool = False, bf16: bool =
     return Row(launch.name, launch.where, "agree" if exact else "agree (close)", "; ".join(notes))
 
 
+def _value(v):
+    """A scalar argument or constexpr as JSON: numbers, strings, None, lists, tuples as
+    {"tuple": [...]}, dtypes as {"dtype": "fp16"} (the worker makes them upstream's)."""
+    from tritium.frontend.core import dtype
+
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, tuple):
+        return {"tuple": [_value(x) for x in v]}
+    if isinstance(v, list):
+        return [_value(x) for x in v]
+    if type(v) is dtype:
+        return {"dtype": str(v)}
+    raise TypeError(f"a {type(v).__name__} argument cannot be handed to upstream")
+
+
 def replay(launch: Launch, up) -> Row:
     """Run one recorded launch on upstream (an `upstream.Upstream`) and compare."""
     if launch.refused:
@@ -259,7 +277,12 @@ def replay(launch: Launch, up) -> Row:
     except (OSError, TypeError, SyntaxError) as exc:
         return Row(launch.name, launch.where, "upstream-refuses", f"no source: {exc}")
     arrays = sorted(launch.after)
-    r = up.run(source, launch.name, launch.grid, launch.args, launch.kwargs, outputs=arrays,
+    try:
+        args = [a if isinstance(a, np.ndarray) else _value(a) for a in launch.args]
+        kwargs = {k: _value(v) for k, v in launch.kwargs.items()}
+    except TypeError as exc:
+        return Row(launch.name, launch.where, "upstream-refuses", str(exc))
+    r = up.run(source, launch.name, launch.grid, args, kwargs, outputs=arrays,
                views=launch.views)  # fmt: skip
     if isinstance(r, Failed):
         first = r.error.splitlines()[0] if r.error else "?"

@@ -89,6 +89,17 @@ class Runner:
             "fixed_float_args": self.fixed,
         }
 
+    def value(self, v):
+        """A JSON value as the kernel takes it: {"dtype": "fp16"} is upstream's dtype,
+        {"tuple": [...]} a tuple."""
+        if isinstance(v, dict) and "dtype" in v:
+            return self.triton.language.dtype(v["dtype"])
+        if isinstance(v, dict) and "tuple" in v:
+            return tuple(self.value(x) for x in v["tuple"])
+        if isinstance(v, list):
+            return [self.value(x) for x in v]
+        return v
+
     def load(self, source: str, name: str):
         self.count += 1
         path = os.path.join(self.dir, f"kernel_{self.count}.py")
@@ -110,8 +121,9 @@ class Runner:
                     t = t.view(getattr(self.torch, a["view"]))
                 args.append(t.to(self.device) if self.device != "cpu" else t)
             else:
-                args.append(a["value"])
-        kernel[tuple(req["grid"])](*args, **req.get("kwargs", {}))
+                args.append(self.value(a["value"]))
+        kwargs = {k: self.value(v) for k, v in req.get("kwargs", {}).items()}
+        kernel[tuple(req["grid"])](*args, **kwargs)
         if self.device != "cpu":
             self.torch.cuda.synchronize()
         for index, path in req.get("outputs", {}).items():
