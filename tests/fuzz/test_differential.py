@@ -482,3 +482,16 @@ def test_examples_are_recorded_and_replayed_on_a_stand_in_upstream(monkeypatch):
     text = replay.table(rows)
     assert "| `add_kernel` | examples.vector_add | agree |" in text and "2 agree" in text
     assert "@triton.jit" in replay.upstream_source(matmul.matmul_tiled_kernel)
+
+
+def test_the_shrinker_never_makes_an_atomic_of_a_type_it_has_no_buffer_for():
+    """Replacing an atomic's value by its operand may leave a comparison (i1) or a
+    constant: such a candidate does not render (found by a run that crashed making its
+    data)."""
+    from tritium.testing.differential.shrink import renders
+    from tritium.testing.fuzz_ir import Atomic, Compare
+
+    ok = _program([Atomic("old0", "at0", "max", Name("in1"))], [Output("in1", "i32")])
+    assert renders(ok)
+    for bad in (Compare("<", Name("in1"), Lit(0)), Lit(3), Name("in0")):  # i1, constant, fp32
+        assert not renders(_program([Atomic("old0", "at0", "max", bad)], [Output("in1", "i32")]))

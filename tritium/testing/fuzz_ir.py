@@ -224,6 +224,8 @@ class Atomic:
 
 
 ATOMICS = ("add", "max", "min", "xchg", "cas")
+ATOMIC_DTYPES = {"add": ("i32", "i64", "fp32"), "max": ("i32", "i64"), "min": ("i32", "i64"),
+                 "xchg": ("i32", "i64", "fp32"), "cas": ("i32", "i64")}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -570,6 +572,8 @@ def _atomic_offsets(s: Atomic, dims: tuple) -> tuple[str, str | None]:
 
 def _render_atomic(s: Atomic, env: dict) -> str:
     t = typeof(s.a, env)
+    if t.weak or t.dtype not in ATOMIC_DTYPES[s.op] or (s.op == "cas" and t.dims):
+        raise TypeRuleError(f"tl.atomic_{s.op} of {t}")
     value = render_expr(s.a, env)
     if s.op == "cas":
         return f"tl.atomic_cas({s.buf}_ptr + pid, {render_expr(s.b, env)}, {value})"

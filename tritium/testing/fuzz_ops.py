@@ -99,8 +99,7 @@ def candidates(g, kind: str, a: Name) -> list:
     raise ValueError(kind)
 
 
-ATOMIC_DTYPES = {"add": ("i32", "i64", "fp32"), "max": ("i32", "i64"), "min": ("i32", "i64"),
-                 "xchg": ("i32", "i64", "fp32"), "cas": ("i32", "i64")}  # fmt: skip
+ATOMIC_DTYPES = ir.ATOMIC_DTYPES
 
 
 def atomic(g) -> list:

@@ -295,7 +295,10 @@ def _shrink_finding(f: Finding, up, mode: str) -> None:
     sig = f.verdict.signature
 
     def still_fails(c: Program) -> bool:
-        return evaluate(c, up, mode).signature == sig
+        try:
+            return evaluate(c, up, mode).signature == sig
+        except Exception:  # a candidate the model or the data cannot take: not this one
+            return False
 
     f.shrunk = shrink(f.program, still_fails)
     f.shrunk_verdict = evaluate(f.shrunk, up, mode)
