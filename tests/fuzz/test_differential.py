@@ -427,6 +427,11 @@ def test_the_newer_upstream_interpreter_bugs_are_classified():
     diff = cmp.OutputDiff(1, "at0", "i32", 1, 5, side="upstream-off-model")
     assert known.classify(q, cmp.Verdict("values", [diff])).name == (
         "interpreter-atomic-of-a-reversed-scan")
+    cas = _program([Atomic("old0", "at0", "cas", Cast(Name("s0"), "i64"), Lit(-1))],
+                   [Output("in1", "i32")], scalars=[Scalar("s0", 96)])  # fmt: skip
+    diff = cmp.OutputDiff(1, "at0", "i64", 1, 2, side="upstream-off-model")
+    assert known.classify(cas, cmp.Verdict("values", [diff])).name == (
+        "interpreter-cas-narrow-compare")
     v = cmp.Verdict("upstream-error", error="InterpreterError: AssertionError()")
     i8 = Program(16, 16, 1, 1, 1, [Input("in1", "i32", ("R", "C"), -5, 5, 0)], [],
                  [Assign("v0", Dot("i8", Name("in1"), Name("in1"), Name("in1")))],

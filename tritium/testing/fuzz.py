@@ -18,7 +18,8 @@ that carry accumulators and `if` on runtime scalars. Outputs are stored with mas
 possibly into a buffer of another dtype (a store casts). Value ranges are tracked while
 generating (`fuzz_ranges.py`), so no float overflows and no integer division by zero
 happens; integers may wrap (that is defined). The "gpu" profile leaves out float `%`,
-which has no GPU lowering yet.
+which has no GPU lowering yet. `features=` adds the newer operations (`fuzz_ops.py`):
+dots, scans, shape operations and gathers, random numbers, atomics.
 
 `check` compiles the source, runs it in the interpreter (or on the GPU), and compares
 every output element with `fuzz_model.Model`: bit-exact where the model's error bound is

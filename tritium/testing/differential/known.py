@@ -84,6 +84,18 @@ def _atomic_of_a_reversed_scan(p: Program, v: Verdict) -> bool:
     )
 
 
+def _cas_narrow_compare(p: Program, v: Verdict) -> bool:
+    from tritium.testing.fuzz import results
+
+    kinds = {o.name: o.dtype for o in results(p)}
+    wide = {a.buf for a in p.atomics() if a.op == "cas" and kinds[a.buf] == "i64"}
+    return (
+        v.kind == "values"
+        and bool(wide)
+        and all(d.side == "upstream-off-model" and d.name in wide for d in v.diffs)
+    )
+
+
 def _int8_dot_accumulator(p: Program, v: Verdict) -> bool:
     src = p.source()
     return (
@@ -183,6 +195,16 @@ KNOWN: list[Known] = [
         "s)` of s = [1, 1, 1, 1] adds [1, 0, 0, 65]; storing s, or an atomic of the "
         "forward scan, is right. Tritium and the model agree.",
         _atomic_of_a_reversed_scan,
+    ),
+    Known(
+        "interpreter-cas-narrow-compare",
+        "upstream-bug",
+        "upstream 3.6's interpreter swaps only 32 bits when `tl.atomic_cas` on an int64 "
+        "buffer compares with an int32 value (a literal): -1 swapped for 96 leaves "
+        "-4294967200 (0xFFFFFFFF00000060), 5 swapped for 2**40 + 3 leaves 3; with the "
+        "compare value cast to int64 it swaps all 64. Its compiler converts the compare "
+        "value to the pointer's type, as tritium does.",
+        _cas_narrow_compare,
     ),
     Known(
         "interpreter-bf16-dot",
