@@ -56,6 +56,10 @@ def _args(argv=None):
     ap.add_argument("--no-fix-float-args", action="store_true",
                     help="leave upstream's interpreter's float-argument bug in place")  # fmt: skip
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per upstream kernel")
+    ap.add_argument("--recheck", metavar="REPORT",
+                    help="run again only the kernels that mismatched in REPORT (a shard's "
+                         "report.json, made with the same -n, --seed, --max-statements "
+                         "and --features): after classifying a new mismatch in known.py")  # fmt: skip
     ap.add_argument("--shard", type=int, help=argparse.SUPPRESS)
     return ap.parse_args(argv)
 
@@ -74,6 +78,9 @@ def run_shard(opts, shard: int, n: int) -> dict:
     programs = differential.generate(n, opts.seed + shard, gpu=opts.gpu,
                                      max_statements=opts.max_statements,
                                      features=features)  # fmt: skip
+    if opts.recheck:
+        again = json.loads(Path(opts.recheck).read_text())["mismatched"]
+        programs = [programs[i] for i in again]
     out = Path(opts.out) / f"shard{shard}" if opts.out else None
     with Upstream(opts.upstream_python, mode, timeout=opts.timeout,
                   fix_float_args=not opts.no_fix_float_args) as up:  # fmt: skip

@@ -426,7 +426,7 @@ def test_the_newer_upstream_interpreter_bugs_are_classified():
     q = _program(body, [Output("in1", "i32")], inputs=[I32_ROW])
     diff = cmp.OutputDiff(1, "at0", "i32", 1, 5, side="upstream-off-model")
     assert known.classify(q, cmp.Verdict("values", [diff])).name == (
-        "interpreter-atomic-of-a-reversed-scan")
+        "interpreter-atomic-of-a-view")
     cas = _program([Atomic("old0", "at0", "cas", Cast(Name("s0"), "i64"), Lit(-1))],
                    [Output("in1", "i32")], scalars=[Scalar("s0", 96)])  # fmt: skip
     diff = cmp.OutputDiff(1, "at0", "i64", 1, 2, side="upstream-off-model")

@@ -170,6 +170,7 @@ class Report:
     kinds: Counter = field(default_factory=Counter)
     classes: Counter = field(default_factory=Counter)  # class or known name -> mismatches
     findings: list[Finding] = field(default_factory=list)
+    mismatched: list[int] = field(default_factory=list)  # indices into the programs run
 
     @property
     def mismatches(self) -> int:
@@ -189,6 +190,7 @@ class Report:
             "seconds": round(self.seconds, 1),
             "upstream_restarts": self.upstream_restarts,
             "findings": [f.to_json() for f in self.findings],
+            "mismatched": self.mismatched,
         }
 
     def text(self) -> str:
@@ -250,7 +252,7 @@ def run(
                 queued.append((p, data, None, None))
                 continue
             queued.append((p, data, expected, _submit(up, p, data)))
-        for p, data, expected, ticket in queued:
+        for index, (p, data, expected, ticket) in enumerate(queued, start):
             report.programs += 1
             if expected is None:
                 report.undefined += 1
@@ -263,6 +265,7 @@ def run(
                 report.agree += 1
                 continue
             known = classify(p, v, fixed)
+            report.mismatched.append(index)
             f = Finding(p, v, known)
             if known is not None:
                 report.classes[known.name] += 1

@@ -75,12 +75,14 @@ def _bf16_dot(p: Program, v: Verdict) -> bool:
     )
 
 
-def _atomic_of_a_reversed_scan(p: Program, v: Verdict) -> bool:
+def _atomic_of_a_view(p: Program, v: Verdict) -> bool:
+    src = p.source()
+    views = ("reverse=True", "tl.split(", "tl.trans(", "tl.permute(")
     return (
         v.kind == "values"
         and all(d.side == "upstream-off-model" for d in v.diffs)
         and bool(p.atomics())
-        and "reverse=True" in p.source()
+        and any(x in src for x in views)
     )
 
 
@@ -89,10 +91,8 @@ def _cas_narrow_compare(p: Program, v: Verdict) -> bool:
 
     kinds = {o.name: o.dtype for o in results(p)}
     wide = {a.buf for a in p.atomics() if a.op == "cas" and kinds[a.buf] == "i64"}
-    return (
-        v.kind == "values"
-        and bool(wide)
-        and all(d.side == "upstream-off-model" and d.name in wide for d in v.diffs)
+    return (  # the buffer, or the old value read back (also 32 bits)
+        v.kind == "values" and bool(wide) and all(d.side == "upstream-off-model" for d in v.diffs)
     )
 
 
@@ -187,23 +187,26 @@ KNOWN: list[Known] = [
         _int8_dot_accumulator,
     ),
     Known(
-        "interpreter-atomic-of-a-reversed-scan",
+        "interpreter-atomic-of-a-view",
         "upstream-bug",
-        "upstream 3.6's interpreter applies an atomic whose value is the result of a "
-        "reverse scan (`tl.associative_scan(x, 0, f, reverse=True)`, `tl.cumsum(..., "
-        "reverse=True)`: a reversed numpy view) to memory garbage: `tl.atomic_add(p + r, "
-        "s)` of s = [1, 1, 1, 1] adds [1, 0, 0, 65]; storing s, or an atomic of the "
-        "forward scan, is right. Tritium and the model agree.",
-        _atomic_of_a_reversed_scan,
+        "upstream 3.6's interpreter applies an atomic whose value is a strided numpy view "
+        "(the result of a reverse scan, or of tl.split after a permute) to the view's "
+        "underlying memory instead of its elements: `tl.atomic_add(p + r, s)` of a reverse "
+        "cummax s = [1, 1, 1, 1] adds [1, 0, 0, 65]; `tl.atomic_min` of "
+        "`tl.split(tl.reshape(tl.permute(tl.join(a, b), (0, 2, 1)), (1, 4, 2)))[0]` "
+        "(= [3, -9, 43, 59]) takes the minimum with a's [3, 14, -9, -6]. Storing the same "
+        "value, or an atomic of a forward scan, is right; tritium and the model agree.",
+        _atomic_of_a_view,
     ),
     Known(
         "interpreter-cas-narrow-compare",
         "upstream-bug",
         "upstream 3.6's interpreter swaps only 32 bits when `tl.atomic_cas` on an int64 "
         "buffer compares with an int32 value (a literal): -1 swapped for 96 leaves "
-        "-4294967200 (0xFFFFFFFF00000060), 5 swapped for 2**40 + 3 leaves 3; with the "
-        "compare value cast to int64 it swaps all 64. Its compiler converts the compare "
-        "value to the pointer's type, as tritium does.",
+        "-4294967200 (0xFFFFFFFF00000060), 5 swapped for 2**40 + 3 leaves 3, and the old "
+        "value it returns has 32 bits too (2 read as -4294967294); with the compare value "
+        "cast to int64 it swaps all 64. Its compiler converts the compare value to the "
+        "pointer's type, as tritium does.",
         _cas_narrow_compare,
     ),
     Known(
