@@ -3,8 +3,8 @@
     python3 benchmarks/bench.py [--out DIR] [--only NAME,...] [--quick]
 
 Groups (default: all but the optional ones): vector_add, softmax, causal_softmax, rms_norm,
-layer_norm, launch, compile; optional: online_softmax, matmul, lowp_matmul, attention
-(bench_attention.py). tritium runs the kernels of
+layer_norm, launch, compile; optional: online_softmax, matmul, lowp_matmul (fp8_matmul: its
+fp8 rows), attention (bench_attention.py; attention_fwd: its forward rows). tritium runs the kernels of
 examples/ (and tritium_kernels.py), upstream Triton runs twins made from the same source (upstream_kernels.py),
 with the same BLOCK sizes and num_warps. All inputs are torch CUDA tensors (tritium takes them
 without a copy). Each result is checked against a float64 torch reference before it is
@@ -36,7 +36,7 @@ sys.path[:0] = [str(HERE), str(REPO)]
 
 import bench_utils as bu  # noqa: E402
 import results  # noqa: E402
-from bench_attention import bench_attention  # noqa: E402
+from bench_attention import bench_attention, bench_attention_fwd  # noqa: E402
 from bench_core import DEVICE, Bench  # noqa: E402
 from bench_host import bench_compile, bench_launch  # noqa: E402
 from bench_kernels import (  # noqa: E402
@@ -48,7 +48,7 @@ from bench_kernels import (  # noqa: E402
     bench_softmax,
     bench_vector_add,
 )
-from bench_lowp import bench_lowp_matmul  # noqa: E402
+from bench_lowp import bench_fp8_matmul, bench_lowp_matmul  # noqa: E402
 
 BENCHES = {  # group name -> generator of rows; run in this order
     "vector_add": bench_vector_add,
@@ -61,10 +61,12 @@ BENCHES = {  # group name -> generator of rows; run in this order
     "online_softmax": bench_online_softmax,
     "matmul": bench_matmul,
     "lowp_matmul": bench_lowp_matmul,
+    "fp8_matmul": bench_fp8_matmul,
     "attention": bench_attention,
+    "attention_fwd": bench_attention_fwd,
 }
 GROUPS = tuple(BENCHES)
-OPTIONAL = ("online_softmax", "matmul", "lowp_matmul", "attention")  # run only when named in --only
+OPTIONAL = ("online_softmax", "matmul", "lowp_matmul", "fp8_matmul", "attention", "attention_fwd")  # run only when named in --only
 
 
 def select_groups(only: str | None) -> list[str]:

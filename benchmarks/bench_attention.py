@@ -252,7 +252,8 @@ def _gemm_case(b: Bench, size: int) -> dict:
     return row
 
 
-def bench_attention(b: Bench):
+def bench_attention_fwd(b: Bench):
+    """The forward rows alone (group `attention_fwd`)."""
     import functools
 
     cases = []
@@ -261,6 +262,12 @@ def bench_attention(b: Bench):
             label = f"D={d}" + (" causal" if causal else "")
             cases.append((label, functools.partial(_fwd_case, b, d, causal)))
     yield from guarded_rows("flash attention fwd fp16", "TFLOP/s", cases)
+
+
+def bench_attention(b: Bench):
+    import functools
+
+    yield from bench_attention_fwd(b)
     bwd = [(f"D=64{' causal' if c else ''}", functools.partial(_bwd_case, b, 64, c))
            for c in (False, True)]  # fmt: skip
     yield from guarded_rows("flash attention bwd fp16", "TFLOP/s", bwd)

@@ -9,8 +9,9 @@ subprocess that sets DISABLE_MMA_V3=1 before importing triton, with its own empt
 
     python3 benchmarks/bench_lowp.py --upstream-mma-sync [--quick]   # prints one JSON line
 
-Rows: "int8 GEMM (vs upstream mma.sync)" (the target: tritium / upstream >= 0.9) and
-"int8 GEMM (vs upstream default)", likewise for fp8 (e4m3 x e4m3, fp32 accumulation, fp16
+Rows: "int8 GEMM (vs upstream mma.sync)" (the target: tritium / upstream >= 0.9; tritium
+pinned to mma.sync too, as on an sm_80-sm_89 GPU) and "int8 GEMM (vs upstream default)"
+(both at their defaults: wgmma on Hopper), likewise for fp8 (e4m3 x e4m3, fp32 accumulation, fp16
 out). int8 results are checked exactly (float64 reference), fp8 ones to 1e-2.
 """
 
@@ -39,6 +40,8 @@ CONFIGS = (
     (128, 256, 64, 8, 8, 4),
     (64, 128, 128, 8, 4, 4),
 )
+# --quick: upstream's best on mma.sync for fp8 (128x128x128/4w/3s) and the 64-row tile
+QUICK_CONFIGS = ((128, 128, 128, 8, 4, 3), (64, 128, 128, 8, 4, 4))
 KINDS = ("int8", "fp8")
 
 
@@ -60,9 +63,19 @@ def _inputs(b: Bench, kind: str):
 
 
 def _triton_cells(b: Bench, impl: str, kind: str, a, bt, check, configs) -> list:
-    """One cell per config for `impl` ("tritium" / "upstream")."""
+    """One cell per config for `impl` ("tritium" / "upstream", or "tritium-mma2": a fresh
+    tritium JITFunction compiled with DISABLE_MMA_V3=1, mma.sync on Hopper too)."""
+    if impl == "tritium-mma2":
+        from bench_attention import kernel_for, mma_sync_only
+
+        k = kernel_for(impl, "matmul_lowp_kernel")
+        with mma_sync_only():
+            return _cells(b, k, "tritium", kind, a, bt, check, configs)
+    return _cells(b, kernel(impl, "matmul_lowp_kernel"), impl, kind, a, bt, check, configs)
+
+
+def _cells(b: Bench, k, impl: str, kind: str, a, bt, check, configs) -> list:
     torch = b.torch
-    k = kernel(impl, "matmul_lowp_kernel")
     lang = __import__(
         "tritium.language" if impl == "tritium" else "triton.language", fromlist=["x"]
     )
@@ -121,10 +134,15 @@ def upstream_mma_sync(quick: bool) -> dict:
     return json.loads(lines[-1])
 
 
-def bench_lowp_matmul(b: Bench):
-    configs = CONFIGS[:2] if b.quick else CONFIGS
+def bench_fp8_matmul(b: Bench):
+    """The fp8 rows alone (group `fp8_matmul`)."""
+    yield from bench_lowp_matmul(b, ("fp8",))
+
+
+def bench_lowp_matmul(b: Bench, kinds=KINDS):
+    configs = QUICK_CONFIGS if b.quick else CONFIGS
     pinned = upstream_mma_sync(b.quick)
-    for kind in KINDS:
+    for kind in kinds:
         unit = "TOPS" if kind == "int8" else "TFLOP/s"
         try:
             a, bt, ref, check = _inputs(b, kind)
@@ -132,19 +150,23 @@ def bench_lowp_matmul(b: Bench):
             yield bu.error_row(f"{kind} GEMM", f"{SIZE}^3", unit, e)
             continue
         ours, ours_cfg = _best(_triton_cells(b, "tritium", kind, a, bt, check, configs), configs)
+        pinned_ours = _best(_triton_cells(b, "tritium-mma2", kind, a, bt, check, configs), configs)
         default, default_cfg = _best(
             _triton_cells(b, "upstream", kind, a, bt, check, configs), configs
         )
         torch_cell = _torch_cell(b, kind, a, bt, check)
         torch_name = "torch._int_mm" if kind == "int8" else "torch._scaled_mm"
         mma, mma_cfg = pinned.get(kind, ["error: missing", "-"])
-        for label, theirs, cfg in (("mma.sync", mma, mma_cfg), ("default", default, default_cfg)):
+        for label, (mine, mine_cfg), theirs, cfg in (
+            ("mma.sync", pinned_ours, mma, mma_cfg),
+            ("default", (ours, ours_cfg), default, default_cfg),
+        ):
             row = bu.make_row(f"{kind} GEMM (vs upstream {label})", f"{SIZE}^3", unit)
-            row.update(tritium=ours, upstream=theirs, torch=torch_cell)
+            row.update(tritium=mine, upstream=theirs, torch=torch_cell)
             row["note"] = (
-                f"A row-major, B K-major; best BLOCK_MxNxK/warps/stages: tritium {ours_cfg}, "
+                f"A row-major, B K-major; best BLOCK_MxNxK/warps/stages: tritium {mine_cfg}, "
                 f"upstream {cfg}"
-                + (" (DISABLE_MMA_V3=1)" if label == "mma.sync" else "")
+                + (" (both DISABLE_MMA_V3=1)" if label == "mma.sync" else "")
                 + f"; torch: {torch_name}"
             )
             yield row
@@ -154,7 +176,7 @@ def bench_lowp_matmul(b: Bench):
 def _main() -> None:
     quick = "--quick" in sys.argv
     b = Bench(quick)
-    configs = CONFIGS[:2] if quick else CONFIGS
+    configs = QUICK_CONFIGS if quick else CONFIGS
     out = {}
     for kind in KINDS:
         a, bt, _, check = _inputs(b, kind)

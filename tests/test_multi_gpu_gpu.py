@@ -18,7 +18,7 @@ import pytest
 import tritium
 from tests.jit.test_launch_fast import fresh_kernel
 from tritium.errors import ArgumentError
-from tritium.runtime import arrays, devices, driver
+from tritium.runtime import arrays, devices, driver, memory
 
 pytestmark = pytest.mark.gpu
 
@@ -62,7 +62,7 @@ def test_current_device_follows_torch(torch):
     torch.cuda.set_device(0)
     assert devices.current_device() == 0
     a = arrays.empty(16)
-    assert a.device == 0 and driver.pointer_device(a.ptr) == 0
+    assert a.device == 0 and memory.pointer_device(a.ptr) == 0
 
 
 def test_tensors_on_each_device(torch):
@@ -116,7 +116,7 @@ DEVICE_1_ONLY = """
 import numpy as np
 from cuda.bindings import driver as cu
 from examples.vector_add import add_kernel
-from tritium.runtime import arrays, driver
+from tritium.runtime import arrays, driver, memory
 
 x = arrays.to_device(np.arange(1024, dtype=np.float32), device=1)
 out = arrays.empty(1024, device=1)

@@ -30,7 +30,7 @@ from tests.runtime.launcher_helpers import (
 )
 from tritium.errors import ArgumentError, LaunchError, OutOfBoundsError
 from tritium.ir.parser import parse_module
-from tritium.runtime import array_kinds, driver
+from tritium.runtime import array_kinds, driver, memory
 from tritium.runtime.interpreter import interpret
 from tritium.runtime.launcher import Launcher
 
@@ -286,8 +286,8 @@ def fake(monkeypatch):
 def test_staging_refuses_a_read_only_output_before_copying(fake, monkeypatch):
     lau = fake.bind(add_launcher())
     allocs = []
-    fake_alloc = driver.mem_alloc
-    monkeypatch.setattr(driver, "mem_alloc", lambda n: allocs.append(n) or fake_alloc(n))
+    fake_alloc = memory.mem_alloc
+    monkeypatch.setattr(memory, "mem_alloc", lambda n: allocs.append(n) or fake_alloc(n))
     with pytest.raises(ArgumentError, match=r"'out_ptr' \(#2\) of kernel 'add_kernel'"):
         lau((1,), [X, X, read_only(np.zeros(8, np.float32)), 8])
     assert not allocs and not fake.launches
@@ -319,14 +319,14 @@ def test_staging_copies_a_strided_view_back_element_by_element(fake):
 
 
 def test_staging_out_of_memory_is_one_clear_error_and_nothing_is_written(fake, monkeypatch):
-    real_alloc = driver.mem_alloc
+    real_alloc = memory.mem_alloc
 
     def alloc(n):
         if n > 1000:
             raise driver.launch_error(2, "cuMemAlloc", detail=f"allocating {n} bytes")
         return real_alloc(n)
 
-    monkeypatch.setattr(driver, "mem_alloc", alloc)
+    monkeypatch.setattr(memory, "mem_alloc", alloc)
     lau = fake.bind(add_launcher())
     big = np.zeros(1000, np.float32)
     x = X.copy()

@@ -17,7 +17,7 @@ import itertools
 import numpy as np
 import pytest
 
-from tritium.codegen.lower.dot_mma import mma_steps
+from tritium.codegen.lower.dot_mma import mma_steps, promoted_halves
 from tritium.codegen.lower.ldmatrix import ldmatrix_plan
 from tritium.codegen.lower.tile_addressing import TileAddressing
 from tritium.ir.layouts import linear_layout
@@ -100,6 +100,46 @@ def test_mma_steps_compute_the_matmul(kind, M, N, K, num_warps):
         for r in range(lc.num_registers):
             lead = first[lc.register_coord(r)]
             assert rc[w][ln][lead] == want[lc.coord(r, ln, w)], (w, ln, r)
+
+
+@pytest.mark.parametrize(
+    "M,N,K,num_warps", [(16, 8, 32, 1), (64, 64, 64, 4), (128, 128, 128, 4), (32, 128, 32, 8)]
+)
+def test_promoted_fp8_steps_compute_the_matmul(M, N, K, num_warps):
+    """sm_90+: an fp8 dot (kWidth 4 fragments, m16n8k32 steps) runs as two f16 m16n8k16
+    mmas per step on the fp8 words' halves (`promoted_halves`); the K permutation they
+    imply must be the same for A and B, so the model's f16 mma computes A @ B."""
+    mma = NvidiaMmaEncodingAttr(warps_per_tile(None, (M, N), num_warps))
+    la = linear_layout(DotOperandEncodingAttr(0, mma, 4), (M, K))
+    lb = linear_layout(DotOperandEncodingAttr(1, mma, 4), (K, N))
+    lc = linear_layout(mma, (M, N))
+    rng = np.random.default_rng(1)
+    A = rng.integers(-3, 4, (M, K)).astype(float)
+    B = rng.integers(-3, 4, (K, N)).astype(float)
+    C = rng.integers(-3, 4, (M, N)).astype(float)
+    ra, rb, rc = distribute(la, A), distribute(lb, B), distribute(lc, C)
+    steps = mma_steps(la, lb, lc, K, 32, 4)
+
+    def word(regs, r, h):
+        return [regs[r + 2 * h], regs[r + 2 * h + 1]]
+
+    for w in range(lc.num_warps):
+        for st in steps:
+            for words in promoted_halves(st):
+                a = [[word(ra[w][ln], r, h) for r, h in words[:4]] for ln in range(32)]
+                b = [[word(rb[w][ln], r, h) for r, h in words[4:]] for ln in range(32)]
+                c = [[rc[w][ln][r] for r in st.c] for ln in range(32)]
+                d = mma_model("fp16", a, b, c)
+                for ln in range(32):
+                    for j, r in enumerate(st.c):
+                        rc[w][ln][r] = d[ln][j]
+    want = A @ B + C
+    first = {}
+    for r in range(lc.num_registers):
+        first.setdefault(lc.register_coord(r), r)
+    for w, ln in itertools.product(range(lc.num_warps), range(32)):
+        for r in range(lc.num_registers):
+            assert rc[w][ln][first[lc.register_coord(r)]] == want[lc.coord(r, ln, w)], (w, ln, r)
 
 
 # --------------------------------------------------------------------------- ldmatrix

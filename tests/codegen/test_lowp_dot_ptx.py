@@ -95,6 +95,38 @@ def test_fp8_dot_too_small_for_mma_promotes_to_fp32_fma():
     assert "cvt.rn.f16x2.e4m3x2" in ptx and "cvt.rn.f16x2.e5m2x2" in ptx
 
 
+@pytest.mark.parametrize(
+    "a,b,out,acc", [("fp8e4nv", "fp8e4nv", "fp32", "f32"), ("fp8e4nv", "fp8e5", "fp16", "f16")]
+)
+def test_fp8_dot_on_sm90_converts_each_fragment_once(ptxas, a, b, out, acc):
+    """sm_90 has no fp8 mma.sync in hardware (ptxas emulates each one, converting its
+    fragments every time): as upstream, the fp8 operands are promoted to f16, one
+    cvt.rn.f16x2 per pair of elements a thread holds, and each m16n8k32 step is two f16
+    m16n8k16 mmas. 128x128x64 on 4 warps (2 x 2, 64 x 64 each): A and B 64 x 64 fp8 per
+    warp, 128 elements per thread each -> 64 + 64 cvt; 4 x 8 blocks x 2 k32 x 2 mmas."""
+    ptx = compile_lowp(a, b, out, arch="sm_90").asm["ptx"]
+    mma = f"mma.sync.aligned.m16n8k16.row.col.{acc}.f16.f16.{acc}"
+    assert set(re.findall(r"mma\.sync\S+", ptx)) == {mma}
+    assert ptx.count(mma) == 128
+    fmts = {"fp8e4nv": "e4m3", "fp8e5": "e5m2"}
+    assert sum(ptx.count(f"cvt.rn.f16x2.{fmts[x]}x2") for x in {a, b}) == 128
+    assert ptx.count("ldmatrix") == 16
+    usage = tools.ptxas_usage(ptx, "sm_90")
+    if acc == "f32":  # (fp16 accumulators: ptxas 13 stops at 168 registers, 48 bytes spilled)
+        assert usage["spill_stores"] == 0 and usage["spill_loads"] == 0, usage
+
+
+def test_shared_increments_do_not_tie_the_pointer_layouts():
+    """A and B advance by the same constant (BLOCK_K * 1 with both K strides 1), which CSE
+    makes one value; remove-layout-conversions gives each use its own copy, so B's
+    loop-carried pointers keep the layout of B's load instead of A's (before: converted
+    through shared memory every iteration, 8 ld.shared + 2 barriers)."""
+    k = compile_lowp("fp8e4nv", "fp8e4nv", "fp32", block=(128, 128, 128), arch="sm_90")
+    loop = k.asm["ttgir"].split("scf.for")[1]
+    assert "ttg.convert_layout" not in loop.split("scf.yield")[0]
+    assert not re.search(r"ld\.shared\.(b64|u64)", k.asm["ptx"])
+
+
 INTERP = [
     ("i8", "i8", "i32", "row", "row"),
     ("i8", "i8", "i32", "col", "col"),

@@ -56,8 +56,10 @@ def test_operands_that_are_not_k_major_keep_mma_sync(a, b, out, a_order, b_order
 
 
 def test_fp8_with_fp16_accumulators_keeps_mma_sync():
+    """(on mma.sync, Hopper's fp8 operands are converted to f16: test_lowp_dot_ptx.py)"""
     ptx = compile_lowp("fp8e4nv", "fp8e4nv", "fp16", "row", "col", arch="sm_90a").asm["ptx"]
-    assert "wgmma" not in ptx and "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16" in ptx
+    assert "wgmma" not in ptx and "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16" in ptx
+    assert "cvt.rn.f16x2.e4m3x2" in ptx
 
 
 @pytest.mark.parametrize("imprecise,wgmma", [(None, True), (64, True), (32, False)])

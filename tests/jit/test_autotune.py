@@ -272,3 +272,24 @@ def test_tuned_matmul_on_the_gpu(monkeypatch):
     tuned_matmul[grid](a, b, c2, M, N, K)  # cached: no timing
     assert tuned_matmul.configs_timings is timings
     np.testing.assert_array_equal(c, c2)
+
+
+def test_device_view_round_trips_a_numpy_argument_through_device_memory(monkeypatch):
+    """The autotuner stages a numpy argument once in device memory (`_DeviceView`), zeroes
+    it between configs and reads it back; here the driver's memory calls are host buffers,
+    so the staging code runs on a machine without a GPU (it once called a renamed module
+    attribute that only a GPU run reached)."""
+    from tests.runtime.test_arrays import HostMemory
+    from tritium.jit.autotune import _DeviceView
+
+    mem = HostMemory(monkeypatch)
+    host = np.arange(10, dtype=np.float32)[::2]  # strided: the view spans the whole range
+    view = _DeviceView(host)
+    assert view.__cuda_array_interface__["data"][0] == view.ptr
+    assert np.frombuffer(view.download(), np.float32)[::2].tolist() == host.tolist()
+    view.zero()
+    assert not any(view.download())
+    view.upload(np.arange(9, dtype=np.float32).tobytes())
+    assert np.frombuffer(view.download(), np.float32).tolist() == list(range(9))
+    view.free()
+    assert mem.freed and view.alloc == 0

@@ -10,7 +10,7 @@ import struct
 import numpy as np
 import pytest
 
-from tritium.runtime import driver
+from tritium.runtime import driver, memory
 from tritium.runtime.arrays import DeviceArray
 from tritium.runtime.launcher import Launcher
 
@@ -108,10 +108,10 @@ class FakeDevice:
         self.kernels = kernels or {}
         self.result = result
         self.results: list[int] = []  # results for the next launches, then `result`
-        monkeypatch.setattr(driver, "mem_alloc", self.mem_alloc)
-        monkeypatch.setattr(driver, "mem_free", self.mem_free)
-        monkeypatch.setattr(driver, "memcpy_htod_async", self.memcpy)
-        monkeypatch.setattr(driver, "memcpy_dtoh_async", self.memcpy)
+        monkeypatch.setattr(memory, "mem_alloc", self.mem_alloc)
+        monkeypatch.setattr(memory, "mem_free", self.mem_free)
+        monkeypatch.setattr(memory, "memcpy_htod_async", self.memcpy)
+        monkeypatch.setattr(memory, "memcpy_dtoh_async", self.memcpy)
         monkeypatch.setattr(driver, "synchronize", lambda s=None: None)
         monkeypatch.setattr(driver, "stream", lambda s=None: ("stream", s))
         monkeypatch.setattr(driver, "gpu_available", lambda: False)  # also on a GPU machine

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tritium.errors import ArgumentError, NoGPUError
-from tritium.runtime import arrays, driver
+from tritium.runtime import arrays, driver, memory
 from tritium.runtime.arrays import _c_strides
 
 
@@ -24,16 +24,16 @@ class HostMemory:
             0, "Fake", (9, 0), 1, 1024, 49152, 232448, (2**31 - 1, 65535, 65535), 32, 1, None, None
         )
         monkeypatch.setattr(driver, "device", lambda ordinal=None: dev)
-        monkeypatch.setattr(driver, "mem_alloc", self.alloc)
-        monkeypatch.setattr(driver, "mem_free", self.free)
+        monkeypatch.setattr(memory, "mem_alloc", self.alloc)
+        monkeypatch.setattr(memory, "mem_free", self.free)
         monkeypatch.setattr(
-            driver, "memcpy_htod", lambda dst, src, n, s=None, o=None: ctypes.memmove(dst, src, n)
+            memory, "memcpy_htod", lambda dst, src, n, s=None, o=None: ctypes.memmove(dst, src, n)
         )
         monkeypatch.setattr(
-            driver, "memcpy_dtoh", lambda dst, src, n, s=None, o=None: ctypes.memmove(dst, src, n)
+            memory, "memcpy_dtoh", lambda dst, src, n, s=None, o=None: ctypes.memmove(dst, src, n)
         )
         monkeypatch.setattr(
-            driver, "memset_d8", lambda p, v, n, s=None, o=None: ctypes.memset(p, v, n)
+            memory, "memset_d8", lambda p, v, n, s=None, o=None: ctypes.memset(p, v, n)
         )
         monkeypatch.setattr(driver, "synchronize", lambda s=None, o=None: None)
 
@@ -173,7 +173,7 @@ def test_gpu_round_trip_and_zeros():
         np.array(3.5),
     ]:
         a = arrays.to_device(host)
-        assert driver.pointer_memory_type(a.ptr) == "device"
+        assert memory.pointer_memory_type(a.ptr) == "device"
         np.testing.assert_array_equal(a.numpy(), host)
     z = arrays.zeros((1000,), np.float64)
     np.testing.assert_array_equal(z.numpy(), np.zeros(1000))
@@ -186,13 +186,13 @@ def test_gpu_memory_is_released():
     driver.device()
     big = arrays.empty(256 * 2**20, np.uint8)  # 256 MiB
     ptr = big.ptr
-    base, size = driver.device_allocation(ptr)
+    base, size = memory.device_allocation(ptr)
     assert base == ptr and size >= 256 * 2**20
     fin = big._finalizer
     del big
     gc.collect()
     assert not fin.alive
-    assert driver.device_allocation(ptr) is None  # freed: the address is no allocation's
+    assert memory.device_allocation(ptr) is None  # freed: the address is no allocation's
 
 
 @pytest.mark.gpu

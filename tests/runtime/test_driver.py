@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tritium.errors import LaunchError, NoGPUError
-from tritium.runtime import driver
+from tritium.runtime import driver, memory
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -75,7 +75,7 @@ def test_no_gpu_here_is_a_plain_noGPUError():
     with pytest.raises(NoGPUError):
         driver.device()
     with pytest.raises(NoGPUError):
-        driver.mem_alloc(16)
+        memory.mem_alloc(16)
     assert driver.current_arch() is None
 
 
@@ -229,18 +229,18 @@ def test_gpu_bad_ptx_says_what_the_jit_said():
 @pytest.mark.gpu
 def test_gpu_memory_round_trip():
     host = np.arange(1000, dtype=np.int32)
-    ptr = driver.mem_alloc(host.nbytes)
+    ptr = memory.mem_alloc(host.nbytes)
     try:
-        assert driver.pointer_memory_type(ptr) == "device"
-        driver.memcpy_htod(ptr, host, host.nbytes)
+        assert memory.pointer_memory_type(ptr) == "device"
+        memory.memcpy_htod(ptr, host, host.nbytes)
         back = np.zeros_like(host)
-        driver.memcpy_dtoh(back, ptr, host.nbytes)
+        memory.memcpy_dtoh(back, ptr, host.nbytes)
         np.testing.assert_array_equal(back, host)
-        driver.memset_d8(ptr, 0, 400)
-        driver.memcpy_dtoh(back.ctypes.data, ptr, host.nbytes)
+        memory.memset_d8(ptr, 0, 400)
+        memory.memcpy_dtoh(back.ctypes.data, ptr, host.nbytes)
         np.testing.assert_array_equal(back, np.where(np.arange(1000) < 100, 0, host))
     finally:
-        driver.mem_free(ptr)
-    assert driver.mem_alloc(0) == 0
+        memory.mem_free(ptr)
+    assert memory.mem_alloc(0) == 0
     buf = ctypes.create_string_buffer(16)
-    assert driver.pointer_memory_type(ctypes.addressof(buf)) is None
+    assert memory.pointer_memory_type(ctypes.addressof(buf)) is None

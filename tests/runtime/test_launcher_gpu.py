@@ -191,7 +191,7 @@ def test_gpu_launch_from_another_thread():
 ILLEGAL_ADDRESS_SCRIPT = """
 import sys
 from tritium.errors import LaunchError
-from tritium.runtime import driver
+from tritium.runtime import driver, memory
 from tritium.runtime.launcher import Launcher
 ptx = {ptx!r}
 lau = Launcher({{"ptx": ptx}}, {{"name": "bad_store_kernel", "num_warps": 1, "threads_per_warp": 32,
@@ -202,7 +202,7 @@ try:
 except LaunchError as exc:
     print("FIRST:", exc)
 try:
-    driver.mem_alloc(16)
+    memory.mem_alloc(16)
 except LaunchError as exc:
     print("SECOND:", exc)
 """

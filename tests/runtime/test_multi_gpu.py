@@ -12,7 +12,7 @@ import pytest
 from tests.runtime.fake_gpus import NO_CONTEXT
 from tests.runtime.launcher_helpers import ADD_PARAMS, ADD_PTX, CAI, meta
 from tritium.errors import ArgumentError
-from tritium.runtime import array_kinds, arrays, devices, driver
+from tritium.runtime import array_kinds, arrays, devices, driver, memory
 from tritium.runtime.launcher import Launcher
 
 
@@ -48,7 +48,7 @@ def test_device_arrays_live_and_copy_on_their_device(fake_gpus):
     gpus = fake_gpus
     driver.device(0)
     a = arrays.to_device(np.arange(8, dtype=np.float32), device=1)
-    assert a.device == 1 and gpus.device_of(a.ptr) == 1 and driver.pointer_device(a.ptr) == 1
+    assert a.device == 1 and gpus.device_of(a.ptr) == 1 and memory.pointer_device(a.ptr) == 1
     np.testing.assert_array_equal(a.numpy(), np.arange(8))
     assert gpus.current_device() == 0  # its copies ran in device 1's context, then popped
     assert arrays.zeros(4).device == 0  # the current device: the thread's pick

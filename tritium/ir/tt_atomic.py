@@ -44,9 +44,7 @@ def _keyword(parser: Parser, allowed: tuple[str, ...], what: str) -> str:
 def _functional_types(parser: Parser, n: int):
     parser.parse_punctuation(":")
     parser.parse_punctuation("(")
-    types = [parser.parse_type()]
-    while parser.parse_optional_punctuation(","):
-        types.append(parser.parse_type())
+    types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
     parser.parse_punctuation(")")
     parser.parse_punctuation("->")
     result = parser.parse_type()
@@ -136,9 +134,7 @@ class AtomicRMWOp(_AtomicMixin, IRDLOperation):
         parser.parse_punctuation(",")
         scope = _keyword(parser, SCOPES, "a scope")
         parser.parse_punctuation(",")
-        ops = [parser.parse_unresolved_operand()]
-        while parser.parse_optional_punctuation(","):
-            ops.append(parser.parse_unresolved_operand())
+        ops = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
         attrs = parser.parse_optional_attr_dict()
         types, _ = _functional_types(parser, len(ops))
         vals = [parser.resolve_operand(o, t) for o, t in zip(ops, types)]
@@ -197,9 +193,7 @@ class AtomicCASOp(_AtomicMixin, IRDLOperation):
         parser.parse_punctuation(",")
         scope = _keyword(parser, SCOPES, "a scope")
         parser.parse_punctuation(",")
-        ops = [parser.parse_unresolved_operand()]
-        while parser.parse_optional_punctuation(","):
-            ops.append(parser.parse_unresolved_operand())
+        ops = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
         attrs = parser.parse_optional_attr_dict()
         types, _ = _functional_types(parser, 3)
         if len(ops) != 3:

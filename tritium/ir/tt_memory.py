@@ -208,9 +208,7 @@ class LoadOp(_MemoryOpMixin, IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        ops = [parser.parse_unresolved_operand()]
-        while parser.parse_optional_punctuation(","):
-            ops.append(parser.parse_unresolved_operand())
+        ops = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
         props = _parse_memory_modifiers(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
@@ -278,9 +276,7 @@ class StoreOp(_MemoryOpMixin, IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        ops = [parser.parse_unresolved_operand()]
-        while parser.parse_optional_punctuation(","):
-            ops.append(parser.parse_unresolved_operand())
+        ops = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
         if len(ops) < 2:
             parser.raise_error("tt.store needs a pointer and a value")
         props = _parse_memory_modifiers(parser)

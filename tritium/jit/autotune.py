@@ -148,16 +148,16 @@ class _DeviceView:
     ALIGN = 256
 
     def __init__(self, host: np.ndarray):
-        from tritium.runtime import driver
+        from tritium.runtime import memory
 
-        self.driver = driver
+        self.memory = memory  # kept: the finalizer may run when module globals are gone
         self.dtype = host.dtype
         self.shape = host.shape
         self.host = host
         lo, hi = array_kinds.host_span(host)
         self.offset = host.ctypes.data - lo  # where element 0 is within the span
         self.nbytes = hi - lo
-        self.alloc = driver.mem_alloc(self.nbytes + lo % self.ALIGN) if self.nbytes else 0
+        self.alloc = memory.mem_alloc(self.nbytes + lo % self.ALIGN) if self.nbytes else 0
         self.base = self.alloc + lo % self.ALIGN
         self.lo = lo
         self.upload()
@@ -180,24 +180,24 @@ class _DeviceView:
         if not self.nbytes:
             return
         if src is None:
-            self.driver.memcpy_htod(self.base, self.lo, self.nbytes)
+            self.memory.memcpy_htod(self.base, self.lo, self.nbytes)
         else:
             buf = np.frombuffer(src, np.uint8)
-            self.driver.memcpy_htod(self.base, buf.ctypes.data, self.nbytes)
+            self.memory.memcpy_htod(self.base, buf.ctypes.data, self.nbytes)
 
     def download(self) -> bytes:
         out = np.empty(self.nbytes, np.uint8)
         if self.nbytes:
-            self.driver.memcpy_dtoh(out.ctypes.data, self.base, self.nbytes)
+            self.memory.memcpy_dtoh(out.ctypes.data, self.base, self.nbytes)
         return out.tobytes()
 
     def zero(self) -> None:
         if self.nbytes:
-            self.driver.memset_d8(self.base, 0, self.nbytes)
+            self.memory.memset_d8(self.base, 0, self.nbytes)
 
     def free(self) -> None:
         if self.alloc:
-            self.driver.mem_free(self.alloc, quiet=True)
+            self.memory.mem_free(self.alloc, quiet=True)
             self.alloc = 0
 
 

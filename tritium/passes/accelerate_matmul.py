@@ -49,8 +49,9 @@ contiguous, B's too: wgmma transposes 16-bit tiles only), a 2D dot chained to no
 dot, num_warps a multiple of 4, M a multiple of 64, N of 16, K of the instruction's K.
 The rest keeps mma.sync, as before. instrShape is upstream's `mmaVersionToInstrShape`
 (the largest N <= 256 dividing N that leaves each warpgroup's share of N whole),
-warpsPerCTA upstream's `warpsPerTileV3` (warpgroups along M while M has 16 rows per warp left, then along N). Unlike upstream, which upcasts fp8 to fp16 for mma v2 on any target
-but sm_89, tritium keeps fp8 on the fp8 tensor cores on sm_90 too (mma.sync has them there).
+warpsPerCTA upstream's `warpsPerTileV3` (warpgroups along M while M has 16 rows per warp left, then along N). An fp8 dot left on mma.sync keeps its fp8 operands (kWidth 4) here;
+on sm_90 and newer the backend converts each fragment to f16 once and issues f16 mmas
+(codegen/lower/dot_mma.py), which is upstream's upcast for mma v2 on targets other than sm_89.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@
 Upstream's pass is a large forward/backward propagation engine; this one does the common
 cases in three steps:
 
-1. *Unify.* Tensor values that must share a layout (operands and results of an
+1. *Unify.* Each use of a tensor constant or splat gets its own copy (a constant shared
+   by two unrelated computations does not tie their layouts). Tensor values that must share a layout (operands and results of an
    elementwise op, of a broadcast, of a load or store, loop-carried values and the values
    flowing into them, ...) form one group. Memory ops and dots first get identity converts
    on their tensors, so that only the op itself is tied to its layout. Groups are linked by converts (soft: equal
@@ -395,14 +396,65 @@ def isolate_anchors(module: Operation) -> None:
                 r.replace_uses_with_if(back.result, lambda use, b=back: use.operation is not b)
 
 
+def untie_constants(module: Operation) -> list[list[Operation]]:
+    """Give each use of a tensor constant or splat its own copy, so the value does not tie
+    the groups of its users together: CSE merged the increments `BLOCK_K * stride_ak`
+    and `BLOCK_K * stride_bk` of a GEMM's two pointer tensors (both 128), which made B's
+    loop-carried pointers take A's layout and convert through shared memory every
+    iteration. Returns each constant with its copies, for `retie_constants`."""
+    families = []
+    for op in list(module.walk()):
+        if not isinstance(op, arith.ConstantOp | tt.SplatOp) or len(op.results) != 1:
+            continue
+        result = op.results[0]
+        if not is_distributed(_layout(result)):
+            continue
+        family = [op]
+        for use in list(result.uses)[1:]:
+            copy = insert_after(op, op.clone())
+            use.operation.operands[use.index] = copy.results[0]
+            family.append(copy)
+        if len(family) > 1:
+            families.append(family)
+    return families
+
+
+def retie_constants(families: list[list[Operation]]) -> None:
+    """Merge the copies `untie_constants` made that ended in one layout (xDSL's CSE
+    leaves functions of several blocks alone)."""
+    for family in families:
+        kept: list[Operation] = []
+        for op in family:
+            if op.parent is None:
+                continue  # erased (folded, dead, or merged by CSE)
+            twin = next(
+                (
+                    k
+                    for k in kept
+                    if k.result_types == op.result_types
+                    and k.properties == op.properties
+                    and k.operands == op.operands
+                ),
+                None,
+            )
+            if twin is None:
+                kept.append(op)
+            else:
+                op.results[0].replace_all_uses_with(twin.results[0])
+                op.detach()
+                op.erase()
+
+
 def remove_layout_conversions(module: Operation) -> None:
     fold_converts(module)
+    families = untie_constants(module)
     isolate_anchors(module)
     graph = _LayoutGraph(module)
     graph.rewrite(graph.assign())
     rematerialize(module)
     fold_converts(module)
     cse(module)  # copies made for different converts of the same value
+    retie_constants(families)
 
 
 class RemoveLayoutConversionsPass(ModulePass):

@@ -44,7 +44,7 @@ import numpy as np
 
 from tritium.dtype_names import dtype_to_triton, unsupported_dtype
 from tritium.errors import ArgumentError
-from tritium.runtime import driver
+from tritium.runtime import memory
 from tritium.runtime.arrays import DeviceArray
 
 __all__ = [
@@ -98,7 +98,7 @@ class ArrayKind:
 
 def _cai_device(a) -> int | None:
     """The device holding a `__cuda_array_interface__` array's memory (None: not known)."""
-    return driver.pointer_device(a.__cuda_array_interface__["data"][0])
+    return memory.pointer_device(a.__cuda_array_interface__["data"][0])
 
 
 # names the expressions below use (the JIT's key functions and generated code get them too)
@@ -334,7 +334,7 @@ def zero(a) -> None:
     elif name == "torch":
         a.zero_()
     elif name == "device_array":
-        driver.memset_d8(a.ptr, 0, a.nbytes, None, a.device)
+        memory.memset_d8(a.ptr, 0, a.nbytes, None, a.device)
     else:
         raise ArgumentError(f"reset_to_zero: cannot zero a {type(a).__name__}")
 

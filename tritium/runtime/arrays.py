@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tritium.errors import ArgumentError
-from tritium.runtime import devices, driver
+from tritium.runtime import devices, driver, memory
 
 __all__ = ["DeviceArray", "empty", "to_device", "zeros"]
 
@@ -72,8 +72,8 @@ class DeviceArray:
         self.strides: tuple[int, ...] = _c_strides(shape, self.dtype.itemsize)
         self.nbytes: int = math.prod(shape) * self.dtype.itemsize
         self.device: int = devices.current_device() if device is None else int(device)
-        self.ptr: int = driver.mem_alloc(self.nbytes, self.device)
-        self._finalizer = weakref.finalize(self, driver.mem_free, self.ptr, True, self.device)
+        self.ptr: int = memory.mem_alloc(self.nbytes, self.device)
+        self._finalizer = weakref.finalize(self, memory.mem_free, self.ptr, True, self.device)
         self._finalizer.atexit = False  # the driver frees everything when the process ends
 
     # numpy-like read-only facts
@@ -116,7 +116,7 @@ class DeviceArray:
         """A new host array with this array's contents (waits for the default stream)."""
         out = np.empty(self.shape, self.dtype)
         if self.nbytes:
-            driver.memcpy_dtoh(out.ctypes.data, self.ptr, self.nbytes, None, self.device)
+            memory.memcpy_dtoh(out.ctypes.data, self.ptr, self.nbytes, None, self.device)
         return out
 
     def copy_from(self, host: np.ndarray) -> DeviceArray:
@@ -130,7 +130,7 @@ class DeviceArray:
         if not host.flags.c_contiguous:
             host = host.copy(order="C")
         if self.nbytes:
-            driver.memcpy_htod(self.ptr, host.ctypes.data, self.nbytes, None, self.device)
+            memory.memcpy_htod(self.ptr, host.ctypes.data, self.nbytes, None, self.device)
         return self
 
     def free(self) -> None:
@@ -151,7 +151,7 @@ def zeros(
 ) -> DeviceArray:
     """A DeviceArray of zero bytes (on `device`, default: the current device)."""
     out = DeviceArray(shape, dtype, device)
-    driver.memset_d8(out.ptr, 0, out.nbytes, None, out.device)
+    memory.memset_d8(out.ptr, 0, out.nbytes, None, out.device)
     driver.synchronize(None, out.device)
     return out
 

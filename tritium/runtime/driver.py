@@ -19,8 +19,8 @@ Several devices: each has its primary context (the one torch and cupy use). `ope
 retains it without making it current; `device(n)` makes it current on the calling thread
 for good (the thread's pick, devices.py); `using(dev)` makes it current for a block and
 then puts back whatever was current, so loading a module or staging a launch on device 1
-neither touches device 0's context nor changes the device torch sees as current. Memory
-calls take the device (`mem_alloc(n, ordinal)`) or work in the thread's current context.
+neither touches device 0's context nor changes the device torch sees as current. Device
+memory and copies are in memory.py, on top of this module.
 
 Every CUDA result goes through `check(err, what, kernel)`, which raises `LaunchError`
 naming the error as CUDA does (`CUDA_ERROR_ILLEGAL_ADDRESS`) and the kernel. Errors that
@@ -50,7 +50,6 @@ __all__ = [
     "Device",
     "GPUTarget",
     "active",
-    "device_allocation",
     "check",
     "cuda",
     "current_arch",
@@ -64,17 +63,7 @@ __all__ = [
     "in_context",
     "init",
     "load_module",
-    "mem_alloc",
-    "mem_free",
-    "memcpy_dtod_async",
-    "memcpy_dtoh",
-    "memcpy_dtoh_async",
-    "memcpy_htod",
-    "memcpy_htod_async",
-    "memset_d8",
     "opened",
-    "pointer_device",
-    "pointer_memory_type",
     "stream",
     "streams",
     "synchronize",
@@ -489,7 +478,7 @@ def set_function_attribute(fn: Any, name: str, value: int, kernel: str | None = 
     check(cu.cuFuncSetAttribute(fn, attr, int(value))[0], "cuFuncSetAttribute", kernel)
 
 
-# --------------------------------------------------------------------------- streams and memory
+# --------------------------------------------------------------------------- streams
 
 
 def stream(s: Any = None) -> Any:
@@ -511,119 +500,6 @@ def synchronize(s: Any = None, ordinal: int | None = None) -> None:
     thread's current context); asynchronous kernel faults surface here."""
     with in_context(ordinal):
         check(cuda().cuStreamSynchronize(stream(s))[0], "cuStreamSynchronize")
-
-
-def mem_alloc(nbytes: int, ordinal: int | None = None) -> int:
-    """cuMemAlloc on device `ordinal` (default: the thread's current context): a device
-    address (int). Zero bytes gives address 0 and allocates nothing."""
-    if nbytes <= 0:
-        return 0
-    with in_context(ordinal):
-        err, ptr = cuda().cuMemAlloc(nbytes)
-    if err:
-        raise launch_error(err, "cuMemAlloc", detail=f"allocating {nbytes} bytes")
-    return int(ptr)
-
-
-def mem_free(ptr: int, quiet: bool = False, ordinal: int | None = None) -> None:
-    """cuMemFree (in device `ordinal`'s context when given: a finalizer may run on a thread
-    that never used CUDA, or where another device is current). With `quiet`, errors are
-    ignored (for finalizers, and after a lost context)."""
-    if not ptr:
-        return
-    try:
-        with in_context(ordinal):
-            err = cuda().cuMemFree(ptr)[0]
-    except Exception:
-        if quiet:
-            return
-        raise
-    if err and not quiet:
-        raise launch_error(err, "cuMemFree")
-
-
-def _host(buf: Any) -> Any:
-    """A host buffer as cuda-python should get it: numpy arrays by address (cuda-python tries
-    int(x) first, which for a one-element array is its *value*), bytes-likes as they are."""
-    iface = getattr(buf, "__array_interface__", None)
-    return iface["data"][0] if iface is not None else buf
-
-
-def memcpy_htod_async(dst: int, src: Any, nbytes: int, s: Any = None) -> None:
-    """Copy `nbytes` from host `src` (an int address, numpy array or bytes-like) to `dst`.
-    From pageable memory the copy has left `src` when this returns."""
-    if nbytes:
-        check(cuda().cuMemcpyHtoDAsync(dst, _host(src), nbytes, stream(s))[0], "cuMemcpyHtoDAsync")
-
-
-def memcpy_dtoh_async(dst: Any, src: int, nbytes: int, s: Any = None) -> None:
-    """Copy `nbytes` from device address `src` to host `dst` (an int address, numpy array or
-    writable bytes-like). Into pageable memory the copy is complete when this returns."""
-    if nbytes:
-        check(cuda().cuMemcpyDtoHAsync(_host(dst), src, nbytes, stream(s))[0], "cuMemcpyDtoHAsync")
-
-
-def memcpy_dtod_async(dst: int, src: int, nbytes: int, s: Any = None) -> None:
-    if nbytes:
-        check(cuda().cuMemcpyDtoDAsync(dst, src, nbytes, stream(s))[0], "cuMemcpyDtoDAsync")
-
-
-def memcpy_htod(dst: int, src: Any, nbytes: int, s: Any = None, ordinal: int | None = None) -> None:
-    """Host-to-device copy on stream `s` (of device `ordinal`, default: the thread's current
-    context), then wait for the stream."""
-    with in_context(ordinal):
-        memcpy_htod_async(dst, src, nbytes, s)
-        synchronize(s)
-
-
-def memcpy_dtoh(dst: Any, src: int, nbytes: int, s: Any = None, ordinal: int | None = None) -> None:
-    """Device-to-host copy on stream `s` (of device `ordinal`, default: the thread's current
-    context), then wait for the stream."""
-    with in_context(ordinal):
-        memcpy_dtoh_async(dst, src, nbytes, s)
-        synchronize(s)
-
-
-def memset_d8(ptr: int, value: int, nbytes: int, s: Any = None, ordinal: int | None = None) -> None:
-    if nbytes:
-        with in_context(ordinal):
-            check(cuda().cuMemsetD8Async(ptr, value, nbytes, stream(s))[0], "cuMemsetD8Async")
-
-
-def pointer_memory_type(ptr: int) -> str | None:
-    """'device', 'host' (pinned), 'unified' or 'array' for an address CUDA knows; else None."""
-    value = _pointer_attribute("CU_POINTER_ATTRIBUTE_MEMORY_TYPE", ptr)
-    if value is None:
-        return None
-    return {1: "host", 2: "device", 3: "array", 4: "unified"}.get(value, "unknown")
-
-
-def _pointer_attribute(name: str, ptr: int) -> int | None:
-    """cuPointerGetAttribute(name, ptr) as an int, or None for an address CUDA does not know
-    (asked in the current device's context on a thread that has none)."""
-    cu = cuda()
-    attr = getattr(cu.CUpointer_attribute, name)
-    err, value = cu.cuPointerGetAttribute(attr, ptr)
-    if err and error_name(err) == "CUDA_ERROR_INVALID_CONTEXT":  # a thread new to CUDA
-        with in_context(None):
-            err, value = cu.cuPointerGetAttribute(attr, ptr)
-    return None if err else int(value)
-
-
-def pointer_device(ptr: int) -> int | None:
-    """The ordinal of the device holding address `ptr` (cuPointerGetAttribute's
-    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL), or None: no GPU, or an address CUDA does not know."""
-    if not ptr or not gpu_available():
-        return None
-    return _pointer_attribute("CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL", ptr)
-
-
-
-def device_allocation(ptr: int) -> tuple[int, int] | None:
-    """(base, size) of the device allocation holding address `ptr` (on any device), or None."""
-    ensure_context()
-    err, base, size = cuda().cuMemGetAddressRange(ptr)
-    return None if err else (int(base), int(size))
 
 
 # --------------------------------------------------------------------------- upstream's names

@@ -59,7 +59,7 @@ import numpy as np
 from tritium import config
 from tritium.dtype_names import DTYPE_TO_TRITON, dtype_to_triton
 from tritium.errors import ArgumentError, LaunchError, OutOfResources
-from tritium.runtime import devices, driver
+from tritium.runtime import devices, driver, memory
 from tritium.runtime.array_kinds import (
     DEVICE_POINTERS,
     arguments_device,
@@ -428,7 +428,7 @@ class Launcher:
                 )
         if kind.name != "numpy" and driver.gpu_available():
             ptr = kind.get_pointer(a)
-            if ptr and driver.pointer_memory_type(ptr) is None:
+            if ptr and memory.pointer_memory_type(ptr) is None:
                 return (
                     f"{what} points to {ptr:#x}, which is not memory CUDA knows about "
                     f"(host memory, or freed); pass device memory or a numpy array"

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from tritium.errors import LaunchError
-from tritium.runtime import driver
+from tritium.runtime import driver, memory
 from tritium.runtime.array_kinds import host_span
 
 __all__ = ["Staging"]
@@ -94,7 +94,7 @@ class Staging:
     def copy_in(self, s: Any) -> None:
         for g in self.groups:
             try:
-                g.alloc = driver.mem_alloc(g.hi - g.lo + g.lo % ALIGN)  # cuMemAlloc: 256-aligned
+                g.alloc = memory.mem_alloc(g.hi - g.lo + g.lo % ALIGN)  # cuMemAlloc: 256-aligned
             except LaunchError as e:
                 if getattr(e, "cuda_error", None) != "CUDA_ERROR_OUT_OF_MEMORY":
                     raise
@@ -102,7 +102,7 @@ class Staging:
                 raise self._out_of_memory(e) from None
             g.dev = g.alloc + g.lo % ALIGN
         for g in self.groups:
-            driver.memcpy_htod_async(g.dev, g.lo, g.hi - g.lo, s)
+            memory.memcpy_htod_async(g.dev, g.lo, g.hi - g.lo, s)
 
     def _out_of_memory(self, e: LaunchError) -> LaunchError:
         need = sum(g.hi - g.lo + g.lo % ALIGN for g in self.groups)
@@ -147,10 +147,10 @@ class Staging:
                         spans.append([lo, hi])
                 else:
                     buf = np.empty(hi - lo, np.uint8)
-                    driver.memcpy_dtoh_async(buf.ctypes.data, g.dev + (lo - g.lo), hi - lo, s)
+                    memory.memcpy_dtoh_async(buf.ctypes.data, g.dev + (lo - g.lo), hi - lo, s)
                     strided.append((a, buf, a.ctypes.data - lo))
             for lo, hi in spans:
-                driver.memcpy_dtoh_async(lo, g.dev + (lo - g.lo), hi - lo, s)
+                memory.memcpy_dtoh_async(lo, g.dev + (lo - g.lo), hi - lo, s)
         driver.synchronize(s)
         for a, buf, offset in strided:
             np.copyto(a, np.ndarray(a.shape, a.dtype, buffer=buf, offset=offset, strides=a.strides))
@@ -158,5 +158,5 @@ class Staging:
     def free(self) -> None:
         for g in self.groups:
             if g.alloc:
-                driver.mem_free(g.alloc, quiet=True)
+                memory.mem_free(g.alloc, quiet=True)
                 g.alloc = 0

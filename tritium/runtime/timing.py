@@ -29,7 +29,7 @@ import time
 from typing import Any
 
 from tritium import config
-from tritium.runtime import driver
+from tritium.runtime import driver, memory
 
 __all__ = ["clock"]
 
@@ -117,7 +117,7 @@ class _DriverClock:
 
     @staticmethod
     def flush(buf: Any) -> None:
-        driver.memset_d8(buf.ptr, 0, buf.nbytes, None, buf.device)
+        memory.memset_d8(buf.ptr, 0, buf.nbytes, None, buf.device)
 
 
 class _HostClock:

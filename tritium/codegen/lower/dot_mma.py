@@ -10,6 +10,20 @@
            and m16n8k32 .f16.e4m3.e4m3.f16: C and D are two f16x2 words, (m, n | n+1) and
            (m+8, n | n+1)
 
+On sm_90 and newer (Hopper's fp8 tensor cores are wgmma-only: ptxas emulates each fp8
+mma.sync with two f16 ones and converts its fragments every time), an fp8 dot is run as
+upstream runs it there (`decomposeMixedModeDotOp`: fp8 promoted to fp16 for mma v2 on all
+targets but sm_89): each fp8 fragment word (4 K elements, kWidth 4) is converted once, by
+two `cvt.rn.f16x2.{e4m3,e5m2}x2`, into a low word (k, k+1) and a high word (k+2, k+3),
+and each m16n8k32 step becomes two m16n8k16 f16 mmas:
+
+    A words a0..a3 (k 4t.., rows m / m+8, K halves 0 / 16), B words b0, b1:
+    mma.m16n8k16.f32.f16.f16.f32 {d}, {lo a0, lo a1, hi a0, hi a1}, {lo b0, hi b0}, {c}
+    mma.m16n8k16.f32.f16.f16.f32 {d}, {lo a2, lo a3, hi a2, hi a3}, {lo b1, hi b1}, {d}
+
+(the f16 instruction's K index 2t + j is the step's 4t + j, 2t + 8 + j its 4t + 2 + j,
+the same permutation for A and B, so the sum is the same).
+
 One instruction per (16-row block of the warp's M range, 8-column block of its N range,
 K step). Its fragments, by register-part coordinate (lanes and warps are already where
 the instruction wants them, by the layouts' construction, tritium.ir.layouts):
@@ -40,6 +54,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation
 
 from tritium.codegen.lower.context import FunctionLowering, unsupported
+from tritium.codegen.lower.fp8 import fp8x2_to_f16x2
 from tritium.codegen.lower.ldmatrix import LdmatrixReader
 from tritium.codegen.lower.local_memory import load_registers, read_by_mma
 from tritium.codegen.lower.registers import register_index
@@ -204,6 +219,9 @@ def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
         steps = mma_steps(la, lb, lc, shape_of(op.a.type)[1], instr_k, per_word)
     except NotImplementedError as e:
         raise unsupported(op, f"{e} (layouts disagree)") from None
+    promoted = is_fp8(ea) and compute_capability(op) >= 90  # the module docstring
+    if promoted:
+        instr = mma_instruction(Float16Type(), Float16Type(), ec)
     n, reg = instr.acc_regs, _ACCS[type(ec)][1]
     fty = ir.FunctionType(ir.LiteralStructType([reg] * n), [i32] * 6 + [reg] * n)
     rc = "f" if reg == f32 else "r"
@@ -224,13 +242,20 @@ def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
     for i, chunk in enumerate(chunks):
         if i + 1 < len(chunks):
             prefetch(chunks[i + 1])
-        for st in chunk:
-            fa = [_word(ctx, a, r, per_word, words_a) for r in st.a]
-            fb = [_word(ctx, bb, r, per_word, words_b) for r in st.b]
+        if promoted:
+            fragments = [_f16_fragments(ctx, a, bb, st, words_a, words_b, ea, eb) for st in chunk]
+            issues = [(st, f[h]) for h in (0, 1) for st, f in zip(chunk, fragments)]
+        else:
+            issues = [
+                (st, [_word(ctx, a, r, per_word, words_a) for r in st.a]
+                 + [_word(ctx, bb, r, per_word, words_b) for r in st.b])
+                for st in chunk
+            ]  # fmt: skip
+        for st, words in issues:
             cs = [acc[r] for r in st.c]
             if instr.packed_acc:  # (m, n | n+1), (m+8, n | n+1) as two f16x2 words
                 cs = [_pack2(b, cs[0], cs[1]), _pack2(b, cs[2], cs[3])]
-            res = b.asm(fty, instr.text, constraint, fa + fb + cs, side_effect=False)
+            res = b.asm(fty, instr.text, constraint, words + cs, side_effect=False)
             out = [b.extract_value(res, j) for j in range(n)]
             if instr.packed_acc:
                 out = [h for w in out for h in _unpack2(b, w)]
@@ -244,6 +269,35 @@ def lower_mma_dot(ctx: FunctionLowering, op: Operation) -> None:
 _C = ((0, 0), (0, 1), (8, 0), (8, 1))
 
 
+def promoted_halves(st: MmaStep) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The two m16n8k16 f16 mmas replacing the fp8 m16n8k32 step `st` (the module
+    docstring): their A words then B words, each as (first register of the fp8 word,
+    half): half 0 is the word's elements 0 and 1 converted, half 1 its elements 2 and 3."""
+    a0, a1, a2, a3 = st.a
+    b0, b1 = st.b
+    first = [(a0, 0), (a1, 0), (a0, 1), (a1, 1), (b0, 0), (b0, 1)]
+    second = [(a2, 0), (a3, 0), (a2, 1), (a3, 1), (b1, 0), (b1, 1)]
+    return first, second
+
+
+def _f16_fragments(ctx, a, bb, st: MmaStep, words_a, words_b, ea, eb) -> tuple[list, list]:
+    """The f16x2 words of `promoted_halves(st)`, each fp8 word converted once (two
+    cvt.rn.f16x2.*x2, memoized by register)."""
+
+    def half(operand, elem, memo, r: int, h: int) -> ir.Value:
+        if (r, h) not in memo:
+            operand.fetch(range(r, r + 4))
+            pair = (operand.get(r + 2 * h), operand.get(r + 2 * h + 1))
+            memo[r, h] = fp8x2_to_f16x2(ctx, elem, pair)
+        return memo[r, h]
+
+    return tuple(
+        [half(a, ea, words_a, r, h) for r, h in words[:4]]
+        + [half(bb, eb, words_b, r, h) for r, h in words[4:]]
+        for words in promoted_halves(st)
+    )
+
+
 def _pack2(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value) -> ir.Value:
     vec = ir.Constant(ir.VectorType(lo.type, 2), None)
     vec = b.insert_element(vec, lo, ir.Constant(i32, 0))
@@ -255,4 +309,11 @@ def _unpack2(b: ir.IRBuilder, word: ir.Value) -> list[ir.Value]:
     return [b.extract_element(vec, ir.Constant(i32, j)) for j in range(2)]
 
 
-__all__ = ["MmaInstruction", "MmaStep", "lower_mma_dot", "mma_instruction", "mma_steps"]
+__all__ = [
+    "MmaInstruction",
+    "MmaStep",
+    "lower_mma_dot",
+    "mma_instruction",
+    "mma_steps",
+    "promoted_halves",
+]

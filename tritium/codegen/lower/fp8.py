@@ -59,12 +59,20 @@ def lower_fp8_cast(ctx: FunctionLowering, op: Operation) -> None:
     ctx.set(op.result, out[: len(regs)])
 
 
-def _from_fp8(ctx: FunctionLowering, fmt: str, pair, dst: ir.Type) -> list[ir.Value]:
+def fp8x2_to_f16x2(ctx: FunctionLowering, elem, pair) -> ir.Value:
+    """The f16x2 word (first element in the low half) of two fp8 registers (i8 bits) of
+    type `elem`: one `cvt.rn.f16x2.{e4m3,e5m2}x2` (exact)."""
     b = ctx.builder
     packed = _pack(b, pair, i8, i16)
     fty = ir.FunctionType(i32, [i16])
-    word = b.asm(fty, f"cvt.rn.f16x2.{fmt}x2 $0, $1;", "=r,h", [packed], side_effect=False)
-    halves = _unpack(b, word, f16, 2)
+    text = f"cvt.rn.f16x2.{_PTX[type(elem)]}x2 $0, $1;"
+    return b.asm(fty, text, "=r,h", [packed], side_effect=False)
+
+
+def _from_fp8(ctx: FunctionLowering, fmt: str, pair, dst: ir.Type) -> list[ir.Value]:
+    b = ctx.builder
+    elem = next(t for t, name in _PTX.items() if name == fmt)()
+    halves = _unpack(b, fp8x2_to_f16x2(ctx, elem, pair), f16, 2)
     if dst == f16:
         return halves
     wide = [b.fpext(h, f32) for h in halves]
@@ -110,4 +118,4 @@ def _unpack(b: ir.IRBuilder, word: ir.Value, elem: ir.Type, n: int) -> list[ir.V
     return [b.extract_element(vec, ir.Constant(i32, j)) for j in range(n)]
 
 
-__all__ = ["lower_fp8_cast"]
+__all__ = ["fp8x2_to_f16x2", "lower_fp8_cast"]

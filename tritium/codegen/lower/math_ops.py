@@ -50,18 +50,19 @@ def _generic(ctx: FunctionLowering, name: str, ty: ir.Type):
 def exp(ctx: FunctionLowering, op: Operation) -> None:
     if libdevice_calls.lower_math(ctx, op):  # TRITIUM_LIBDEVICE: as upstream
         return
-    # f32 (and f16 / bf16): ex2.approx.f32, as upstream (x * log2(e) first for exp);
+    # f32 (and f16 / bf16): ex2.approx.f32 for exp (x * log2(e) first), ex2.approx.ftz.f32
+    # for exp2 (ptxas adds no denormal fix-up around it), as upstream;
     # libdevice.exp / exp2 are the accurate ones. f64: libm.
     ty = llvm_type(op.result.type)
     if isinstance(ty, ir.DoubleType):
         _unary(ctx, op, lambda x: libm.emit(ctx, op.name[5:], x))
         return
     b = ctx.builder
-    ex2 = _nvvm_f32(ctx, "ex2.approx")
     if op.name == "math.exp":
+        ex2 = _nvvm_f32(ctx, "ex2.approx")
         fn = lambda x: ex2(b.fmul(x, ir.Constant(f32, LOG2E)))  # noqa: E731
-    else:
-        fn = ex2
+    else:  # upstream's exp2 is libdevice's __nv_exp2f with denormals flushed
+        fn = _nvvm_f32(ctx, "ex2.approx.ftz")
     _unary(ctx, op, in_f32(ctx, ty, fn))
 
 

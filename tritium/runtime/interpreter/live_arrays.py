@@ -15,7 +15,7 @@ accesses through it are bounds-checked against that array as any argument's are:
 | torch CUDA tensor, cupy, DeviceArray, other `__cuda_array_interface__` | its device address | a host copy of the whole allocation (torch: the storage; else what `cuMemGetAddressRange` gives), made when first reached |
 
 Device arguments are copied the same way (`DeviceCopies.view`). Each allocation is copied
-on the GPU holding it (`driver.pointer_device`), which is synchronized (in its context)
+on the GPU holding it (`memory.pointer_device`), which is synchronized (in its context)
 before its first copy; after the launch every copy is written back (`write_back`), so the
 arrays hold what the kernel stored, as after a GPU launch.
 """
@@ -61,9 +61,9 @@ def _span(a: Any) -> tuple[int, int, bool] | None:
     if kind.name == "device_array":
         return a.ptr, a.nbytes, True
     ptr = kind.get_pointer(a)
-    from tritium.runtime import driver
+    from tritium.runtime import memory
 
-    alloc = driver.device_allocation(ptr) if ptr else None
+    alloc = memory.device_allocation(ptr) if ptr else None
     return (alloc[0], alloc[1], True) if alloc else None
 
 
@@ -78,17 +78,17 @@ class DeviceCopies:
     def host(self, lo: int, size: int) -> np.ndarray:
         buf = self.copies.get(lo)
         if buf is None or buf.size < size:
-            from tritium.runtime import driver
+            from tritium.runtime import driver, memory
 
             ordinal = self.devices.get(lo, -1)
             if ordinal == -1:
-                ordinal = self.devices[lo] = driver.pointer_device(lo)
+                ordinal = self.devices[lo] = memory.pointer_device(lo)
             if ordinal not in self.synced:  # once per GPU, in its context
                 with driver.in_context(ordinal):
                     driver.check(driver.cuda().cuCtxSynchronize()[0], "cuCtxSynchronize")
                 self.synced.add(ordinal)
             buf = np.empty(size, np.uint8)
-            driver.memcpy_dtoh(buf, lo, size, None, ordinal)
+            memory.memcpy_dtoh(buf, lo, size, None, ordinal)
             self.copies[lo] = buf
         return buf
 
@@ -105,10 +105,10 @@ class DeviceCopies:
     def write_back(self) -> None:
         if not self.copies:
             return
-        from tritium.runtime import driver
+        from tritium.runtime import memory
 
         for lo, buf in self.copies.items():
-            driver.memcpy_htod(lo, buf, buf.size, None, self.devices.get(lo))
+            memory.memcpy_htod(lo, buf, buf.size, None, self.devices.get(lo))
 
 
 class LiveArrays:
