@@ -432,6 +432,9 @@ def test_the_newer_upstream_interpreter_bugs_are_classified():
     diff = cmp.OutputDiff(1, "at0", "i64", 1, 2, side="upstream-off-model")
     assert known.classify(cas, cmp.Verdict("values", [diff])).name == (
         "interpreter-cas-narrow-compare")
+    cas.body.insert(0, Assign("v9", Scan("cumsum", Name("in0"), 0, True)))  # a view elsewhere
+    assert known.classify(cas, cmp.Verdict("values", [diff])).name == (
+        "interpreter-cas-narrow-compare")  # the view does not reach an atomic
     v = cmp.Verdict("upstream-error", error="InterpreterError: AssertionError()")
     i8 = Program(16, 16, 1, 1, 1, [Input("in1", "i32", ("R", "C"), -5, 5, 0)], [],
                  [Assign("v0", Dot("i8", Name("in1"), Name("in1"), Name("in1")))],

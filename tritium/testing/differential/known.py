@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tritium.testing import fuzz_ir as ir
 from tritium.testing.differential.verdict import Verdict
 from tritium.testing.fuzz_ir import Program
 
@@ -75,15 +76,42 @@ def _bf16_dot(p: Program, v: Verdict) -> bool:
     )
 
 
+def _definitions(stmts, out: dict) -> dict:
+    """name -> the expressions assigned to it, anywhere in the program."""
+    for st in stmts:
+        if isinstance(st, ir.Assign):
+            out.setdefault(st.name, []).append(st.expr)
+        elif isinstance(st, ir.Loop):
+            _definitions(st.body, out)
+        elif isinstance(st, ir.If):
+            _definitions(st.then + st.orelse, out)
+    return out
+
+
+def _is_view(e) -> bool:
+    if isinstance(e, ir.Scan):
+        return e.reverse
+    return isinstance(e, ir.Shape) and (e.op.startswith("join_split") or e.op in ("trans", "permute"))
+
+
+def _reaches_view(e, defs: dict, seen: set) -> bool:
+    """Whether `e` is, or is computed from names bound to, a strided view's result."""
+    if isinstance(e, ir.Name):
+        if e.id in seen:
+            return False
+        seen.add(e.id)
+        return any(_reaches_view(x, defs, seen) for x in defs.get(e.id, ()))
+    if _is_view(e):
+        return True
+    return any(_reaches_view(getattr(e, f), defs, seen) for f in ("a", "b", "c")
+               if getattr(e, f, None) is not None)  # fmt: skip
+
+
 def _atomic_of_a_view(p: Program, v: Verdict) -> bool:
-    src = p.source()
-    views = ("reverse=True", "tl.split(", "tl.trans(", "tl.permute(")
-    return (
-        v.kind == "values"
-        and all(d.side == "upstream-off-model" for d in v.diffs)
-        and bool(p.atomics())
-        and any(x in src for x in views)
-    )
+    if v.kind != "values" or not all(d.side == "upstream-off-model" for d in v.diffs):
+        return False
+    defs = _definitions(p.body, {})
+    return any(_reaches_view(a.a, defs, set()) for a in p.atomics())
 
 
 def _cas_narrow_compare(p: Program, v: Verdict) -> bool:
