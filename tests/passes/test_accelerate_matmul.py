@@ -154,3 +154,64 @@ def test_the_shortcut_needs_warps_along_m_only():
     assert not is_mma_to_dot_shortcut(split_n, DotOperandEncodingAttr(0, split_n, 2), 16)
     assert not is_mma_to_dot_shortcut(along_m, DotOperandEncodingAttr(1, along_m, 2), 16)
     assert not is_mma_to_dot_shortcut(along_m, DotOperandEncodingAttr(0, along_m, 1), 32)
+
+
+def v3_chain(m=64, n=32, d=128, warps=4) -> str:
+    """chained_module for sm_90a on `warps` warps."""
+    text = chained_module(m, n, d).replace('"cuda:89"', '"cuda:90"')
+    text = text.replace('"ttg.num-warps" = 4', f'"ttg.num-warps" = {warps}')
+    return text
+
+
+def test_chained_dots_go_to_wgmma_together_with_p_in_registers():
+    """sm_90a: both dots on mma v3 with all warps along M, each its own instrShape (N =
+    32 for S, 128 for P @ V); P converts from the first #mma to the second's A operand
+    with no shared memory, and stays so through optimize-dot-operands."""
+    passes = ["accelerate-matmul", "remove-layout-conversions", "optimize-dot-operands"]
+    module, _ = run(v3_chain(), passes, ttgir=True, arch="sm_90a")
+    first, second = [op for op in module.walk() if isinstance(op, tt.DotOp)]
+    s, o = encoding_of(first.d.type), encoding_of(second.d.type)
+    assert (s.versionMajor, s.warpsPerCTA, s.instrShape) == (3, [4, 1], [16, 32, 16])
+    assert (o.versionMajor, o.warpsPerCTA, o.instrShape) == (3, [4, 1], [16, 128, 16])
+    p = second.a.owner
+    assert p.name == "ttg.convert_layout" and encoding_of(p.operands[0].type) == s
+    from tritium.analysis.convert_plan import convert_plan
+
+    assert convert_plan(p.operands[0].type, p.results[0].type) is None  # registers only
+    assert second.b.owner.name == "ttg.local_load" and first.a.owner.name == "ttg.local_load"
+
+
+@pytest.mark.parametrize("m,warps", [(64, 8), (32, 4)])
+def test_a_chain_wgmma_cannot_take_whole_stays_on_mma_sync(m, warps):
+    """A chain goes to wgmma all or none: with M = 64 on 8 warps (16 * 8 rows wanted) or
+    M = 32 (no m64 instruction), both dots keep mma.sync."""
+    module, _ = run(v3_chain(m=m, warps=warps), ["accelerate-matmul"], ttgir=True, arch="sm_90a")
+    encs = [encoding_of(op.d.type) for op in module.walk() if isinstance(op, tt.DotOp)]
+    assert [e.versionMajor for e in encs] == [2, 2]
+
+
+def test_a_transposed_p_keeps_the_chain_on_mma_sync():
+    """P^T as the second dot's A (the attention backward's dV += P^T dO) is not the first
+    accumulator's fragment: both dots stay on mma.sync."""
+    text = v3_chain(m=64, n=64, d=64)
+    t = lambda s, e: f"tensor<{s}x{e}, {BLOCKED}>"  # noqa: E731
+    text = text.replace(
+        "%o = tt.dot %p,",
+        f"%pt = tt.trans %p {{order = array<i32: 1, 0>}} : {t('64x64', 'f16')} -> {t('64x64', 'f16')}\n"
+        "    %o = tt.dot %pt,",
+    )
+    module, _ = run(text, ["accelerate-matmul"], ttgir=True, arch="sm_90a")
+    encs = [encoding_of(op.d.type) for op in module.walk() if isinstance(op, tt.DotOp)]
+    assert [e.versionMajor for e in encs] == [2, 2]
+
+
+def test_the_shortcut_to_another_wgmma_layout_needs_the_same_warps():
+    from tritium.ir.ttg_mma import is_mma_to_dot_shortcut
+
+    s = NvidiaMmaEncodingAttr([8, 1], [16, 64, 16], version_major=3)
+    o = NvidiaMmaEncodingAttr([8, 1], [16, 128, 16], version_major=3)
+    split = NvidiaMmaEncodingAttr([4, 2], [16, 64, 16], version_major=3)
+    assert is_mma_to_dot_shortcut(s, DotOperandEncodingAttr(0, o, 2), 16)
+    assert not is_mma_to_dot_shortcut(s, DotOperandEncodingAttr(0, split, 2), 16)
+    assert not is_mma_to_dot_shortcut(split, DotOperandEncodingAttr(0, split, 2), 16)
+    assert not is_mma_to_dot_shortcut(s, DotOperandEncodingAttr(0, NvidiaMmaEncodingAttr([8, 1]), 2), 16)

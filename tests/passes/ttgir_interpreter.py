@@ -19,7 +19,7 @@ the GPU:
   local_alloc with a source, a waited copy) since the last barrier, is a RAW race; a write
   or a copy into a stage that some thread read or wrote since the last barrier is a WAR
   (WAW) race: all raise `HazardError`, as does a read of a stage nothing ever wrote;
-* Hopper's `ttng.warp_group_dot` reads its two tiles until a `ttng.warp_group_dot_wait`
+* Hopper's `ttng.warp_group_dot` reads its tiles (A may be a tensor: registers) until a `ttng.warp_group_dot_wait`
   leaves fewer groups than its own in flight (`pendings`): issuing it is a read (RAW
   checks as a local_load), a copy or store into a tile an unretired wgmma reads is a WAR
   race, and a retired wgmma's read counts from its wait (other threads' wgmmas are known
@@ -241,17 +241,20 @@ class _TileValue:
 
 
 def _warp_group_dot(op, fc):
-    a, b = fc(op.a), fc(op.b)
-    va, vb = _TileValue(op.a), _TileValue(op.b)
+    """A is a tile or, in wgmma's register form (attention's P @ V), a tensor."""
+    operands = [(v, _TileValue(v)) for v in (op.a, op.b) if not isinstance(v.type, TensorType)]
+    tile_values = dict(operands)
+    va, vb = (tile_values.get(v, v) for v in (op.a, op.b))
     shim = SimpleNamespace(a=va, b=vb, c=op.c, d=op.d, input_precision=op.input_precision)
     product = dot_builder(shim, fc)
-    sa, sb = fc(va), fc(vb)
+    reads = [(fc(v), fc(tv)) for v, tv in operands]
 
     def run(env, st):
         model = _m()
-        env[sa], env[sb] = _read(env, a, "warp_group_dot"), _read(env, b, "warp_group_dot")
+        for tile, value in reads:
+            env[value] = _read(env, tile, "warp_group_dot")
         product(env, st)
-        model.wgmma.append([_view(env, a)[:2], _view(env, b)[:2]])
+        model.wgmma.append([_view(env, tile)[:2] for tile, _ in reads])
         model.dots += 1
 
     return run

@@ -18,7 +18,7 @@ Accesses, each on the bytes of one buffer (`allocation.py`, read from the IR):
     ttg.local_load                     r(T)
     tt.dot                             r(T) of each operand that is a local_load (the
                                        dot re-reads its operands' tiles)
-    ttng.warp_group_dot                r(T) of both operand tiles
+    ttng.warp_group_dot                r(T) of its operand tiles (A may be registers)
     ttg.async_copy_global_to_local     aw(T): an asynchronous write
     ttg.async_wait                     a barrier after it: cp.async.wait_group covers the
                                        calling thread's copies only
@@ -51,6 +51,7 @@ from xdsl.dialects import scf
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tritium.analysis.allocation import VIEW_OPS, Allocation
+from tritium.ir.ttg_mma import MemDescType
 
 Access = tuple[str, int, int]  # ("r" | "w" | "aw", first byte, end byte)
 State = frozenset
@@ -103,8 +104,8 @@ def accesses(op: Operation, alloc: Allocation) -> list[list[Access]]:
     if name == "tt.dot":
         srcs = [tile_source(v) for v in op.operands[:2]]
         return [[tile("r", s) for s in srcs if s is not None]]
-    if name == "ttng.warp_group_dot":  # the tensor cores read both tiles
-        return [[tile("r", v) for v in op.operands[:2]]]
+    if name == "ttng.warp_group_dot":  # the tensor cores read both tiles (A: or registers)
+        return [[tile("r", v) for v in op.operands[:2] if isinstance(v.type, MemDescType)]]
     rng = alloc.range_of(op)
     if rng is None:
         return []

@@ -508,18 +508,25 @@ def is_mma_to_dot_shortcut(src: Attribute, dst: Attribute, elem_bits: int) -> bo
     to the A operand layout `dst` moves no data between threads (upstream's
     `isMmaToDotShortcut`): A's fragment of K step k is the accumulator's fragments of
     N blocks 2k and 2k + 1, when the elements are 16-bit (kWidth 2) and no warps split N
-    (A's layout repeats across such warps; the accumulator's does not)."""
-    return (
+    (A's layout repeats across such warps; the accumulator's does not). For wgmma
+    (version 3) the A operand may belong to another dot's `#mma` (attention's P @ V,
+    whose instrShape N is V's width): the A fragment depends only on the warps, so the
+    two layouts need the same warpsPerCTA; a warp's 16 x 16 piece of A is then exactly
+    wgmma's register-A fragment (`{a0..a3}`), the accumulator's registers unmoved."""
+    if not (
         isinstance(src, NvidiaMmaEncodingAttr)
-        and src.versionMajor == 2
         and isinstance(dst, DotOperandEncodingAttr)
+        and isinstance(dst.parent, NvidiaMmaEncodingAttr)
         and dst.opIdx == 0
-        and dst.parent == src
         and elem_bits == 16
         and dst.kWidth == 2
         and src.rank == 2
         and src.warpsPerCTA[1] == 1
-    )
+    ):
+        return False
+    if src.versionMajor == 3:
+        return is_mma_v3(dst.parent) and dst.parent.warpsPerCTA == src.warpsPerCTA
+    return src.versionMajor == 2 and dst.parent == src
 
 
 __all__ = [

@@ -8,7 +8,9 @@
     ttng.fence_async_shared {bCluster = false}
 
 `warp_group_dot` is `tt.dot` with A and B read by the tensor cores straight from shared
-tiles in `#ttg.nvmma_shared` layouts, the accumulator in `#ttg.nvidia_mma<{versionMajor =
+tiles in `#ttg.nvmma_shared` layouts (A may instead be a 16-bit tensor in registers, in the
+`#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>` layout of a version 3 `#mma`:
+wgmma's register-A form, attention's P @ V), the accumulator in `#ttg.nvidia_mma<{versionMajor =
 3}>` (wgmma.mma_async; `isAsync`: its result may only be read after a
 `warp_group_dot_wait` with fewer groups pending). `warp_group_dot_wait` waits until at
 most `pendings` wgmma groups are in flight (wgmma.wait_group) and passes its operands
@@ -25,6 +27,7 @@ from xdsl.dialects.builtin import BoolAttr, IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    base,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -39,8 +42,13 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from tritium.ir.tt_common import INPUT_PRECISIONS  # upstream's InputPrecision enum
-from tritium.ir.ttg_mma import MemDescType, NVMMASharedEncodingAttr, is_mma_v3
-from tritium.ir.types import element_type, encoding_of, shape_of
+from tritium.ir.ttg_mma import (
+    DotOperandEncodingAttr,
+    MemDescType,
+    NVMMASharedEncodingAttr,
+    is_mma_v3,
+)
+from tritium.ir.types import bitwidth, element_type, encoding_of, shape_of
 
 
 def _i32(v: int) -> IntegerAttr:
@@ -52,7 +60,7 @@ class WarpGroupDotOp(IRDLOperation):
     """`%d = ttng.warp_group_dot %a, %b, %c[, %useC] {isAsync = true} : A * B -> D`."""
 
     name = "ttng.warp_group_dot"
-    a = operand_def(MemDescType)
+    a = operand_def(base(MemDescType) | base(TensorType))
     b = operand_def(MemDescType)
     c = operand_def(TensorType)
     use_c = opt_operand_def(IntegerType)
@@ -94,9 +102,22 @@ class WarpGroupDotOp(IRDLOperation):
         (m, k), (k2, n) = ta.get_shape()[-2:], tb.get_shape()[-2:]
         if k != k2 or shape_of(self.d.type) != (m, n) or self.c.type != self.d.type:
             raise VerifyException("ttng.warp_group_dot: shapes must be MxK * KxN -> MxN")
-        for t in (ta, tb):
+        for t in (ta, tb) if isinstance(ta, MemDescType) else (tb,):
             if not isinstance(t.encoding, NVMMASharedEncodingAttr):
                 raise VerifyException("ttng.warp_group_dot: operands in #ttg.nvmma_shared tiles")
+        if isinstance(ta, TensorType):
+            enc = encoding_of(ta)
+            if not (
+                isinstance(enc, DotOperandEncodingAttr)
+                and enc.opIdx == 0
+                and is_mma_v3(enc.parent)
+                and enc.kWidth == 2
+                and bitwidth(element_type(ta)) == 16
+            ):
+                raise VerifyException(
+                    "ttng.warp_group_dot: a register A is 16-bit, in #ttg.dot_op<{opIdx = 0, "
+                    "parent = #mma (version 3), kWidth = 2}>"
+                )
         if not is_mma_v3(encoding_of(self.d.type)):
             raise VerifyException(
                 "ttng.warp_group_dot: the result layout must be #ttg.nvidia_mma version 3"

@@ -45,8 +45,20 @@ Eligible (`mma_v3_shape`, conservative): fp16 / bf16 operands with fp32 accumula
 (instruction K 16), tf32 (fp32 operands, inputPrecision = tf32: K 8), fp8 e4m3 / e5m2
 with fp32 accumulators (K 32; `max_num_imprecise_acc` unset or at least the dot's K) and
 int8 with int32 ones (K 32), the last three only with both operands K-major (A's K
-contiguous, B's too: wgmma transposes 16-bit tiles only), a 2D dot chained to no other
-dot, num_warps a multiple of 4, M a multiple of 64, N of 16, K of the instruction's K.
+contiguous, B's too: wgmma transposes 16-bit tiles only), a 2D dot, num_warps a multiple
+of 4, M a multiple of 64, N of 16, K of the instruction's K.
+Chained dots (attention's S = Q K^T, then P @ V with P computed from S) go to wgmma all
+together or not at all: every dot of the chain (transitively) must be eligible as above
+with warpsPerCTA = [num_warps, 1] (M a multiple of 16 * num_warps: each warp owns 16 rows
+of every dot), no B operand may be computed from another dot of the chain, and an A
+operand that is must be 16-bit and computed only by elementwise ops, reductions,
+expand_dims / broadcast / splat, make_range and constants from the other dots' results
+(the softmax, the causal mask, the cast): it then stays in registers, since the first
+accumulator's layout, cast to 16 bits, is the register-A fragment of the next wgmma
+(`ttg_mma.is_mma_to_dot_shortcut`), as upstream's dot_op<{opIdx = 0, parent = #mma v3}>
+from registers. Each dot keeps its own instrShape (Q K^T: N = BLOCK_N; P @ V: N = the
+head dim), as upstream. Anything else in a chain (a transposed P, as the attention
+backward's dV += P^T dO; BLOCK_M = 64 on 8 warps) keeps the whole chain on mma.sync.
 The rest keeps mma.sync, as before. instrShape is upstream's `mmaVersionToInstrShape`
 (the largest N <= 256 dividing N that leaves each warpgroup's share of N whole),
 warpsPerCTA upstream's `warpsPerTileV3` (warpgroups along M while M has 16 rows per warp left, then along N). An fp8 dot left on mma.sync keeps its fp8 operands (kWidth 4) here;
@@ -89,7 +101,7 @@ from tritium.ir.types import (
     with_element,
     with_encoding,
 )
-from tritium.passes.utils import insert_after, insert_before
+from tritium.passes.utils import insert_after, insert_before, is_elementwise
 
 
 def mma_k_width(dot: tt.DotOp, capability: int) -> int | None:
@@ -155,30 +167,101 @@ def _k_major(v: SSAValue, op_idx: int) -> bool:
 
 def mma_v3_shape(dot: tt.DotOp, num_warps: int) -> tuple[list[int], list[int]] | None:
     """(warpsPerCTA, instrShape) of the wgmma layout for this dot, or None (mma.sync)."""
+    if len(shape_of(dot.a.type)) != 2 or num_warps % 4:
+        return None
+    if not _chained_dots(dot):
+        return _v3_shape(dot, num_warps, _k_major(dot.a, 0))
+    group = _dot_group(dot)
+    shapes = {}
+    for d in group:
+        in_registers = _operand_from_dots(d.a, group)  # as attention's P
+        if _operand_from_dots(d.b, group) or (in_registers and not _register_a(d)):
+            return None
+        a_ok = in_registers or _k_major(d.a, 0)
+        shapes[id(d)] = _v3_shape(d, num_warps, a_ok, [num_warps, 1])  # warps along M
+    return None if None in shapes.values() else shapes[id(dot)]
+
+
+def _v3_shape(
+    dot: tt.DotOp, num_warps: int, a_ok: bool, wpc: list[int] | None = None
+) -> tuple[list[int], list[int]] | None:
+    """mma_v3_shape of one dot (`a_ok`: A is K-major or in registers; `wpc`: the warps
+    its chain imposes, else upstream's warpsPerTileV3)."""
     instr_k = mma_v3_k(dot)
     if instr_k is None:
         return None
-    if instr_k != 16 and not (_k_major(dot.a, 0) and _k_major(dot.b, 1)):
+    if instr_k != 16 and not (a_ok and _k_major(dot.b, 1)):
         return None
     shape_a, shape_b = shape_of(dot.a.type), shape_of(dot.b.type)
-    if len(shape_a) != 2 or num_warps % 4 or _chained_dots(dot):
-        return None
     (m, k), n = shape_a, shape_b[1]
     if m % 64 or n % 16 or k % instr_k:
         return None
+    if wpc is None:
+        wpc = [4, 1]
+        while wpc[0] * wpc[1] < num_warps:
+            if m > 16 * wpc[0]:
+                wpc[0] *= 2
+            else:
+                wpc[1] *= 2
     n_warps = max(1, num_warps // max(1, m // 16))
     instr_n = 256
     while instr_n > 8 and (n % instr_n or instr_n > max(8, n // n_warps)):
         instr_n //= 2
-    wpc = [4, 1]
-    while wpc[0] * wpc[1] < num_warps:
-        if m > 16 * wpc[0]:
-            wpc[0] *= 2
-        else:
-            wpc[1] *= 2
     if 16 * wpc[0] > m or instr_n * wpc[1] > n:
         return None
     return wpc, [16, instr_n, instr_k]
+
+
+# what may lie between a dot's result and the register A operand of the next (attention's
+# softmax: scale, row max / sum, exp2, the causal mask, the cast to 16 bits); all of it
+# keeps the first dot's accumulator layout, so P lands in the A fragment unmoved
+_REGISTER_A_OPS = ("tt.reduce", "tt.expand_dims", "tt.broadcast", "tt.splat", "tt.make_range",
+                   "arith.constant", "ttg.convert_layout", "tt.dot")  # fmt: skip
+
+
+def _operand_from_dots(v: SSAValue, group: list[tt.DotOp]) -> bool:
+    """Whether operand `v` is computed (within its region) from a result of the group."""
+    return any(op in group for op in _backward_slice(v))
+
+
+def _register_a(dot: tt.DotOp) -> bool:
+    """Whether the dot's A operand, computed from another dot of its chain, can stay in
+    registers, as attention's P (the module docstring): 16-bit, computed by elementwise
+    ops, reductions and broadcasts from the other dot's accumulator."""
+    if bitwidth(element_type(dot.a.type)) != 16:
+        return False
+    return all(is_elementwise(op) or op.name in _REGISTER_A_OPS for op in _backward_slice(dot.a))
+
+
+def _backward_slice(v: SSAValue) -> list[Operation]:
+    """The ops of `v`'s region that `v` is computed from, up to the dots it reaches
+    (included, their operands not followed)."""
+    region = v.owner.parent_region() if isinstance(v.owner, Operation) else None
+    found: list[Operation] = []
+    seen: set[int] = set()
+    todo = [v]
+    while todo:
+        owner = todo.pop().owner
+        if not isinstance(owner, Operation) or id(owner) in seen:
+            continue
+        seen.add(id(owner))
+        if owner.parent_region() is not region:
+            continue
+        found.append(owner)
+        if not isinstance(owner, tt.DotOp):
+            todo += list(owner.operands)
+    return found
+
+
+def _dot_group(dot: tt.DotOp) -> list[tt.DotOp]:
+    """The dot and every dot chained to it, transitively (all go to wgmma, or none)."""
+    group, todo = [dot], [dot]
+    while todo:
+        for other in _chained_dots(todo.pop()):
+            if other not in group:
+                group.append(other)
+                todo.append(other)
+    return group
 
 
 def _chained_dots(dot: tt.DotOp) -> list[tt.DotOp]:

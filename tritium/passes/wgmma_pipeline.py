@@ -13,9 +13,20 @@ on tritium's pipelined loop).
 
 Runs after optimize-dot-operands, when every operand of such a dot is a `ttg.local_load`
 of a `#ttg.nvmma_shared` tile (the software pipeliner's ring, or optimize-dot-operands'
-`local_alloc`). A tile that ordinary stores fill (`local_alloc` of a value) gets a
-`ttng.fence_async_shared` before the dot (upstream's FenceInsertion), which the membar
-pass's barrier then follows: st.shared, fence.proxy.async, bar.sync, wgmma.
+`local_alloc`), or, for A, a 16-bit tensor in the A layout of a version 3 `#mma` (another
+wgmma's accumulator that optimize-dot-operands left in registers: attention's P), which
+wgmma reads from registers:
+
+    %p = ttg.convert_layout %s16 : tensor<128x64xf16, #mma> -> tensor<128x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma1, kWidth = 2}>>
+    %o = ttng.warp_group_dot %p, %v_tile, %acc {...} : tensor<128x64xf16, #ttg.dot_op<...>> * !ttg.memdesc<64x128xf16, ...> -> tensor<128x128xf32, #mma1>
+
+A tile that ordinary stores fill (`local_alloc` of a value, `local_store`) gets a
+`ttng.fence_async_shared` before the dot, or before the outermost loop around the dot
+that holds none of those stores (upstream's FenceInsertion: attention's Q tile, stored
+once, is fenced once per loop). With the membar pass's barriers: st.shared,
+fence.proxy.async, bar.sync, wgmma (a tile stored in the loop); attention, as upstream's
+PTX: st.shared Q, bar.sync, fence.proxy.async, then in the loop the bar.sync after the
+cp.async wait, wgmma.
 
 One group in flight (`pendings = 1`). The pipeliner's loop, as it comes (trip k reads
 stage k % S of each ring, S >= 3 stages, and refills at its top the stage trip k - 1
@@ -52,6 +63,38 @@ copies fill, and the ring counters show the stage written is the one the previou
 read. Otherwise, and with TRITIUM_WGMMA_SYNC=1 (`in_flight=False`), `pendings = 0`: with
 two stages the copy the next trip waits for would be issued only after this trip's wgmma
 (kept conservative).
+
+A chain of two in flight (attention's loop: S = Q K^T, softmax, O = O * alpha + P @ V),
+as upstream's Hopper attention: P @ V of trip k runs while trip k + 1 issues Q K^T, whose
+wait retires both, the loop's accumulator going through it:
+
+      %w = ttg.async_wait %g {num = 1 : i32}
+      copies into stage %ins1 of the K and V rings ; %g2 = ttg.async_commit_group ...
+      %s0 = ttng.warp_group_dot %q, %k[%ext1], %zero
+      %s:3 = ttng.warp_group_dot_wait %s0, %q, %k[%ext1] {pendings = 0 : i32}
+      ... softmax of %s#0 ; %o1 = %o * alpha ...
+      %o2 = ttng.warp_group_dot %p, %v[%ext1], %o1
+      %o3:2 = ttng.warp_group_dot_wait %o2, %v[%ext1] {pendings = 0 : i32}
+      scf.yield %o3#0, ...
+  =>
+      %w = ttg.async_wait %g {num = 1 : i32}
+      %s0 = ttng.warp_group_dot %q, %k[%ext1], %zero
+      %s:4 = ttng.warp_group_dot_wait %s0, %q, %k[%ext1], %o {pendings = 0 : i32}  (P @ V of trip k - 1 retired too)
+      copies into stage %ins1 (read by trip k - 1)  (membar: bar.sync first) ; commit
+      ... softmax ; %o1 = %s#3 * alpha ...
+      %o2 = ttng.warp_group_dot %p, %v[%ext1], %o1
+      scf.yield %o2, ...
+    }
+    %o_done = ttng.warp_group_dot_wait %r#0 {pendings = 0 : i32}
+
+When: the loop holds two `warp_group_dot`s each waited for right after it, the second's
+result goes only to the next trip as its accumulator, which nothing reads before the
+first's wait; their tiles are tiles filled before the loop (Q) or stages of rings
+(S >= 3) refilled, by one commit group before the first dot, in the stage trip k - 1
+read; the first dot reads one of those rings, so the membar pass's barrier before the
+moved copies (they conflict with its read) also orders every warpgroup's retirement of
+P @ V before them. P, wgmma's register A, is written again only after the next trip's
+wait (it is computed from the wait's results). Not with TRITIUM_WGMMA_SYNC=1.
 """
 
 from __future__ import annotations
@@ -73,9 +116,14 @@ from tritium.ir.ttg_memory import (
     LocalLoadOp,
     MemDescIndexOp,
 )
-from tritium.ir.ttg_mma import NVMMASharedEncodingAttr, is_mma_v3
+from tritium.ir.ttg_mma import (
+    DotOperandEncodingAttr,
+    MemDescType,
+    NVMMASharedEncodingAttr,
+    is_mma_v3,
+)
 from tritium.ir.ttng import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
-from tritium.ir.types import encoding_of
+from tritium.ir.types import bitwidth, element_type, encoding_of
 from tritium.passes.utils import insert_after, insert_before
 
 MIN_STAGES_IN_FLIGHT = 3  # ring depth from which one wgmma group stays in flight
@@ -91,21 +139,48 @@ def _tile_of(v) -> object | None:
     return None
 
 
-def _written_by_threads(tile) -> bool:
-    """Whether ordinary stores fill the tile (`local_alloc` of a value, `local_store`),
+def _register_a(v: SSAValue) -> SSAValue | None:
+    """`v` when it is an A operand wgmma reads from registers: 16-bit, in the A layout of
+    a version 3 `#mma` (optimize-dot-operands left its convert from another wgmma's
+    accumulator a register permutation: attention's P), else None."""
+    enc = encoding_of(v.type)
+    if (
+        isinstance(enc, DotOperandEncodingAttr)
+        and enc.opIdx == 0
+        and is_mma_v3(enc.parent)
+        and enc.kWidth == 2
+        and bitwidth(element_type(v.type)) == 16
+    ):
+        return v
+    return None
+
+
+def _thread_writers(tile) -> list[Operation]:
+    """The ordinary stores that fill the tile (`local_alloc` of a value, `local_store`),
     which the tensor cores, another memory proxy, see only after a fence.proxy.async;
     tiles only async copies fill need none (upstream's FenceInsertion)."""
     alloc = tile_alloc(tile)
-    if alloc.operands:
-        return True
+    writers = [alloc] if alloc.operands else []
     todo = [alloc.results[0]]
     while todo:
         for use in todo.pop().uses:
             if use.operation.name == "ttg.memdesc_index":
                 todo.append(use.operation.results[0])
             elif use.operation.name == "ttg.local_store":
-                return True
-    return False
+                writers.append(use.operation)
+    return writers
+
+
+def _fence_point(dot: Operation, writers: list[Operation]) -> Operation:
+    """Where the fence goes: before the dot, or, as upstream's FenceInsertion hoists it,
+    before the outermost loop around the dot that holds none of the writers (attention's
+    Q, stored once before the K/V loop: one fence per loop, not per trip)."""
+    anchor = dot
+    while isinstance(loop := anchor.parent_op(), scf.ForOp | scf.WhileOp) and not any(
+        loop.is_ancestor(w) for w in writers
+    ):
+        anchor = loop
+    return anchor
 
 
 # --------------------------------------------------------------------------- in flight
@@ -181,6 +256,18 @@ def _in_flight(wg: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> _InFlight | None
     rings = [_ring_stage(t, loop) for t in (wg.a, wg.b)]
     if None in rings:
         return None
+    refills = _refills(loop, rings, {wg, wait}, wg)
+    return None if refills is None else _InFlight(loop, k, *refills)
+
+
+def _refills(
+    loop: scf.ForOp, rings: list, readers: set[Operation], first: Operation
+) -> tuple[list[AsyncCopyGlobalToLocalOp], AsyncCommitGroupOp] | None:
+    """The loop's async copies into `rings` ((allocation, stages, phase read) each: S >= 3
+    stages) and their one commit group, before `first`; None unless every other use of a
+    ring in the loop (beside `readers`) is such a copy, refilling the stage trip k - 1
+    read (so retiring the wgmmas of trip k - 1 frees it)."""
+    block = loop.body.block
     copies: list[AsyncCopyGlobalToLocalOp] = []
     for alloc, stages, read in rings:
         if stages < MIN_STAGES_IN_FLIGHT:
@@ -193,7 +280,7 @@ def _in_flight(wg: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> _InFlight | None
                 return None
             for use in view.result.uses:
                 op = use.operation
-                if op is wg or op is wait:
+                if op in readers:
                     continue
                 if not isinstance(op, AsyncCopyGlobalToLocalOp) or op.parent_block() is not block:
                     return None
@@ -211,9 +298,9 @@ def _in_flight(wg: WarpGroupDotOp, wait: WarpGroupDotWaitOp) -> _InFlight | None
         return None
     if any(u.operation is not block.last_op for u in commit.result.uses):
         return None
-    if block.get_operation_index(commit) > block.get_operation_index(wg):
+    if block.get_operation_index(commit) > block.get_operation_index(first):
         return None
-    return _InFlight(loop, k, copies, commit)
+    return copies, commit
 
 
 def _keep_in_flight(plan: _InFlight, wait: WarpGroupDotWaitOp) -> None:
@@ -231,6 +318,105 @@ def _keep_in_flight(plan: _InFlight, wait: WarpGroupDotWaitOp) -> None:
         use.operation.operands[use.index] = done.outputs[0]
 
 
+# ----------------------------------------------------------- a chain's second dot in flight
+
+
+@dataclass
+class _ChainInFlight:
+    """A loop of two chained wgmmas (attention: S = Q K^T, then O += P @ V) where the
+    second's group stays in flight until the first's wait of the next trip."""
+
+    loop: scf.ForOp
+    acc: int  # the second dot's accumulator iter_arg
+    wait1: WarpGroupDotWaitOp
+    wait2: WarpGroupDotWaitOp
+    copies: list[AsyncCopyGlobalToLocalOp]
+    commit: AsyncCommitGroupOp
+
+
+def _waited(wg: WarpGroupDotOp) -> WarpGroupDotWaitOp | None:
+    wait = wg.next_op
+    if isinstance(wait, WarpGroupDotWaitOp) and wait.inputs[0] is wg.d and wait.pendings == 0:
+        return wait
+    return None
+
+
+def _chain_in_flight(loop: scf.ForOp) -> _ChainInFlight | None:
+    """Whether the loop's second wgmma may stay in flight across trips: the loop holds two
+    `warp_group_dot`s, each waited for right after it (`pendings = 0`); the second's
+    result only goes to the loop's next trip as its accumulator, which nothing reads
+    before the first dot's wait; the tiles both read are the Q-like tiles nothing writes
+    in the loop or stages of rings (S >= 3) refilled by one commit group of copies before
+    the first dot, into the stage trip k - 1 read, and the first dot reads one of those
+    rings (so the membar pass puts a bar.sync between its wait and the moved copies)."""
+    block = loop.body.block
+    wgs = [op for op in loop.walk() if isinstance(op, WarpGroupDotOp)]
+    if len(wgs) != 2 or any(w.parent_block() is not block for w in wgs):
+        return None
+    wg1, wg2 = sorted(wgs, key=block.get_operation_index)
+    wait1, wait2 = _waited(wg1), _waited(wg2)
+    if wait1 is None or wait2 is None or any(r.uses for r in wait2.outputs[1:]):
+        return None
+    uses = list(wait2.outputs[0].uses)
+    if len(uses) != 1 or uses[0].operation is not block.last_op:
+        return None
+    k = uses[0].index
+    acc = block.args[k + 1]
+    after = block.get_operation_index(wait1)
+    for use in acc.uses:
+        op = use.operation
+        while op.parent_block() is not block:
+            op = op.parent_op()
+        if block.get_operation_index(op) <= after:
+            return None
+    rings, first_rings = [], 0
+    for wg in (wg1, wg2):
+        for t in (wg.a, wg.b):
+            if not isinstance(t.type, MemDescType):
+                continue  # A in registers
+            ring = _ring_stage(t, loop)
+            if ring is None:
+                if any(loop.is_ancestor(w) for w in [tile_alloc(t), *_thread_writers(t)]):
+                    return None  # only a tile filled before the loop (Q) may be other
+                continue
+            first_rings += wg is wg1
+            if all(r[0] is not ring[0] for r in rings):
+                rings.append(ring)
+    if not first_rings:
+        return None
+    refills = _refills(loop, rings, {wg1, wait1, wg2, wait2}, wg1)
+    return None if refills is None else _ChainInFlight(loop, k, wait1, wait2, *refills)
+
+
+def _keep_chain_in_flight(plan: _ChainInFlight) -> None:
+    """The second dot's group is retired by the first's wait of the next trip (which
+    takes the accumulator through it), the refills move after that wait, and the
+    accumulator is waited for after the loop (module docstring)."""
+    block = plan.loop.body.block
+    acc = block.args[plan.acc + 1]
+    old = plan.wait1
+    wait1 = insert_after(old, WarpGroupDotWaitOp([*old.inputs, acc], pendings=0))
+    for a, b in zip(old.outputs, wait1.outputs, strict=False):
+        a.replace_all_uses_with(b)
+    old.detach()
+    old.erase()
+    for use in list(acc.uses):
+        if use.operation is not wait1:
+            use.operation.operands[use.index] = wait1.outputs[-1]
+    plan.wait2.outputs[0].replace_all_uses_with(plan.wait2.inputs[0])
+    plan.wait2.detach()
+    plan.wait2.erase()
+    anchor: Operation = wait1
+    for op in [*plan.copies, plan.commit]:
+        op.detach()
+        anchor = insert_after(anchor, op)
+    result = plan.loop.results[plan.acc]
+    uses = list(result.uses)
+    done = insert_after(plan.loop, WarpGroupDotWaitOp([result], pendings=0))
+    for use in uses:
+        use.operation.operands[use.index] = done.outputs[0]
+
+
 def wgmma_pipeline(module: ModuleOp, in_flight: bool = True) -> int:
     """Rewrite the wgmma dots (module docstring); returns how many. `in_flight=False`:
     every dot waits for its own group (`pendings = 0`)."""
@@ -238,16 +424,22 @@ def wgmma_pipeline(module: ModuleOp, in_flight: bool = True) -> int:
     for dot in [op for op in module.walk() if isinstance(op, tt.DotOp)]:
         if not is_mma_v3(encoding_of(dot.d.type)):
             continue
-        tiles = [_tile_of(dot.a), _tile_of(dot.b)]
-        if None in tiles:
+        a = _tile_of(dot.a)
+        a = _register_a(dot.a) if a is None else a
+        if a is None or _tile_of(dot.b) is None:
             raise NotImplementedError(
-                "a tt.dot on #ttg.nvidia_mma version 3 needs both operands loaded from "
+                "a tt.dot on #ttg.nvidia_mma version 3 needs B (and A, unless a 16-bit "
+                "accumulator of another wgmma gives it in registers) loaded from "
                 "#ttg.nvmma_shared tiles (run optimize-dot-operands first)"
             )
-        loads = [dot.a.owner, dot.b.owner]
-        if any(_written_by_threads(t) for t in tiles):
-            insert_before(dot, FenceAsyncSharedOp())
-        wg = insert_before(dot, WarpGroupDotOp(tiles[0], tiles[1], dot.c, dot.input_precision))
+        tiles = [t for t in (_tile_of(dot.a), _tile_of(dot.b)) if t is not None]
+        loads = [t.owner for t in (dot.a, dot.b) if isinstance(t.owner, LocalLoadOp)]
+        writers = [w for t in tiles for w in _thread_writers(t)]
+        if writers:
+            anchor = _fence_point(dot, writers)
+            if not isinstance(anchor.prev_op, FenceAsyncSharedOp):
+                insert_before(anchor, FenceAsyncSharedOp())
+        wg = insert_before(dot, WarpGroupDotOp(a, tiles[-1], dot.c, dot.input_precision))
         wait = insert_after(wg, WarpGroupDotWaitOp([wg.d, *tiles], pendings=0))
         dot.d.replace_all_uses_with(wait.outputs[0])
         dot.detach()
@@ -260,6 +452,11 @@ def wgmma_pipeline(module: ModuleOp, in_flight: bool = True) -> int:
         if plan is not None:
             _keep_in_flight(plan, wait)
         count += 1
+    loops = [op for op in module.walk() if isinstance(op, scf.ForOp)] if in_flight else []
+    for loop in loops:
+        chain = _chain_in_flight(loop)
+        if chain is not None:
+            _keep_chain_in_flight(chain)
     return count
 
 

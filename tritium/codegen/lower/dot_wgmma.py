@@ -14,6 +14,16 @@ row per instruction whatever the type);
       -> wgmma.wait_group.sync.aligned 0;   (the accumulators pass through it: later uses
                                              read them after the wait)
 
+A 16-bit A operand may instead be a tensor in registers (`#ttg.dot_op<{opIdx = 0, parent
+= #mma v3, kWidth = 2}>`: attention's P), wgmma's register-A form; per instruction each
+thread passes four b32 words, its warp's 16 x 16 piece of A as mma.sync's m16n8k16 A
+fragment (halves (g, 2t | 2t+1), (g+8, ..), (g, 8+2t | ..), (g+8, 8+..) for lane 4g + t),
+packed before the wgmma.fence (registers written after it would make ptxas inject a
+warpgroup.arrive), with B's transpose bit alone:
+
+    %o = ttng.warp_group_dot %p, %v, %acc : tensor<128x64xf16, #ttg.dot_op<...>> * !ttg.memdesc<64x64xf16, ...>
+      -> 4 x wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {32 x f32}, {a0, a1, a2, a3}, descB, p, 1, 1, 1;
+
 Each warpgroup (4 consecutive warps, `#ttg.nvidia_mma` version 3: warps M-first) computes
 64 x N tiles: for every repetition of the layout's CTA tile over the result, for every K
 step of the instruction, one wgmma whose accumulator fragment is, per warp, the 16 x N
@@ -49,9 +59,11 @@ from xdsl.ir import Operation
 
 from tritium.analysis.shared_bytes import element_bytes
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
+from tritium.codegen.lower.dot_mma import _pack2 as pack2
 from tritium.codegen.lower.registers import register_index
 from tritium.codegen.lower.shared import smem_base
 from tritium.codegen.lower.types import f32, i32
+from tritium.ir.arith import constant_value
 from tritium.ir.shared_layout import SharedTile, memdesc_tile
 from tritium.ir.types import element_type, encoding_of, shape_of
 
@@ -143,6 +155,7 @@ def warp_group_dot(ctx: FunctionLowering, op: Operation) -> None:
     acc_kind, kind_a, kind_b = kinds
     if op.use_c is not None:
         raise unsupported(op, "ttng.warp_group_dot with a useC operand")
+    registers_a = isinstance(op.a.type, TensorType)  # wgmma's {a0..a3} form: P @ V
     mma = encoding_of(op.d.type)
     wpc, (_, instr_n, instr_k) = mma.warpsPerCTA, mma.instrShape
     m_total, n_total = shape_of(op.d.type)
@@ -155,46 +168,78 @@ def warp_group_dot(ctx: FunctionLowering, op: Operation) -> None:
     tm, tn = ctx.threads.thread_coords(lc)
     wg_m = eb_.and_(tm, ir.Constant(i32, ~63 & 0xFFFFFFFF))
     wg_n = eb_.and_(tn, ir.Constant(i32, ~(instr_n - 1) & 0xFFFFFFFF))
-    desc_a = _Descriptors(ctx, op.a, (wg_m, None))
+    desc_a = None if registers_a else _Descriptors(ctx, op.a, (wg_m, None))
     desc_b = _Descriptors(ctx, op.b, (None, wg_n))
-    trans_a = int(desc_a.tile.order[0] == 0)  # M contiguous
+    trans_a = int(desc_a is not None and desc_a.tile.order[0] == 0)  # M contiguous
     trans_b = int(desc_b.tile.order[0] == 1)  # N contiguous (wgmma's B is K-major)
     if (trans_a or trans_b) and kind_a not in _TRANSPOSABLE:
         raise unsupported(op, f"wgmma on {kind_a} tiles that are not K-major")
+    if registers_a and kind_a not in _TRANSPOSABLE:
+        raise unsupported(op, f"wgmma with {kind_a} A operands in registers")
 
     n_regs = instr_n // 2
+    n_a = 4 if registers_a else 1  # A: four b32 words (8 halves) per thread, or a descriptor
     outs = ", ".join(f"${i}" for i in range(n_regs))
+    a_arg = "{" + ", ".join(f"${n_regs + j}" for j in range(4)) + "}" if registers_a else f"${n_regs}"
     # scale-d (p: accumulate), then A's and B's scale (1) and transpose bits where the
-    # types have them (16-bit floats: both; tf32, fp8: the scales; integers: neither)
-    imms = {
-        "s8": "",
-        "f16": f", 1, 1, {trans_a}, {trans_b}",
-        "bf16": f", 1, 1, {trans_a}, {trans_b}",
-    }
+    # types have them (16-bit floats: both, B's only for A in registers; tf32, fp8: the
+    # scales; integers: neither)
+    trans = f"{trans_b}" if registers_a else f"{trans_a}, {trans_b}"
+    imms = {"s8": "", "f16": f", 1, 1, {trans}", "bf16": f", 1, 1, {trans}"}
     text = (
-        f"{{ .reg .pred p; setp.ne.b32 p, ${n_regs + 2}, 0; "
+        f"{{ .reg .pred p; setp.ne.b32 p, ${n_regs + n_a + 1}, 0; "
         f"wgmma.mma_async.sync.aligned.m64n{instr_n}k{instr_k}.{acc_kind}.{kind_a}.{kind_b} "
-        f"{{{outs}}}, ${n_regs}, ${n_regs + 1}, p{imms.get(kind_a, ', 1, 1')}; }}"
+        f"{{{outs}}}, {a_arg}, ${n_regs + n_a}, p{imms.get(kind_a, ', 1, 1')}; }}"
     )
     reg, cons = (i32, "=r") if acc_kind == "s32" else (f32, "=f")
-    fty = ir.FunctionType(ir.LiteralStructType([reg] * n_regs), [i64, i64, i32] + [reg] * n_regs)
-    constraint = ",".join([cons] * n_regs + ["l", "l", "r"] + [str(i) for i in range(n_regs)])
+    a_types, a_cons = ([i32] * 4, ["r"] * 4) if registers_a else ([i64], ["l"])
+    fty = ir.FunctionType(ir.LiteralStructType([reg] * n_regs), a_types + [i64, i32] + [reg] * n_regs)
+    constraint = ",".join([cons] * n_regs + a_cons + ["l", "r"] + [str(i) for i in range(n_regs)])
 
     index = register_index(lc)
     acc = list(ctx.get(op.c))
     frag = [(8 * (i // 2 % 2), 8 * (i // 4) + i % 2) for i in range(n_regs)]
-    _asm(ctx, "wgmma.fence.sync.aligned;")
-    one = ir.Constant(i32, 1)
+    a_words = _RegisterA(ctx, op.a, m_total, 16 * wpc[0], instr_k) if registers_a else None
+    _asm(ctx, "wgmma.fence.sync.aligned;")  # after A's words are packed: they are read
+    one, zero = ir.Constant(i32, 1), ir.Constant(i32, 0)
+    # a zero accumulator (attention's S = Q K^T): the first K step does not read it
+    # (scale-d = 0), so no register is zeroed for it
+    fresh = constant_value(op.c) == 0
     for rm in range(0, m_total, 16 * wpc[0]):
         for rn in range(0, n_total, instr_n * wpc[1]):
             regs = [index[(rm + dm, rn + dn)] for dm, dn in frag]
             for k0 in range(0, k_total, instr_k):
-                args = [desc_a.at((rm, k0)), desc_b.at((k0, rn)), one] + [acc[r] for r in regs]
+                a = a_words.at(rm, k0) if a_words is not None else [desc_a.at((rm, k0))]
+                if fresh and k0 == 0:
+                    args = a + [desc_b.at((k0, rn)), zero] + [ir.Constant(reg, ir.Undefined)] * n_regs
+                else:
+                    args = a + [desc_b.at((k0, rn)), one] + [acc[r] for r in regs]
                 res = b.asm(fty, text, constraint, args, side_effect=True)
                 for j, r in enumerate(regs):
                     acc[r] = b.extract_value(res, j)
     _asm(ctx, "wgmma.commit_group.sync.aligned;")
     ctx.set(op.d, [acc[index[lc.register_coord(r)]] for r in range(lc.num_registers)])
+
+
+class _RegisterA:
+    """A 16-bit A operand in registers (`#ttg.dot_op<{opIdx = 0, parent = #mma v3,
+    kWidth = 2}>`): for the instruction at (m, k), this thread's four b32 words, the
+    m16n8k16 A fragment of its warp's 16 rows (halves at (g, 2t | 2t+1), (g+8, ..),
+    (g, 8+2t | ..), (g+8, 8+..) for lane 4g + t, by register coordinate)."""
+
+    def __init__(self, ctx: FunctionLowering, value, m_total: int, m_step: int, instr_k: int):
+        regs, index = ctx.get(value), register_index(ctx.layout(value.type))
+        self.words: dict[tuple[int, int], list[ir.Value]] = {}
+        for m in range(0, m_total, m_step):  # all packed before the wgmma.fence
+            for k in range(0, value.type.get_shape()[-1], instr_k):
+                out = []
+                for dm, dk in ((0, 0), (8, 0), (0, 8), (8, 8)):
+                    lo, hi = index[(m + dm, k + dk)], index[(m + dm, k + dk + 1)]
+                    out.append(pack2(ctx.builder, regs[lo], regs[hi]))
+                self.words[(m, k)] = out
+
+    def at(self, m: int, k: int) -> list[ir.Value]:
+        return self.words[(m, k)]
 
 
 @lowers("ttng.warp_group_dot_wait")

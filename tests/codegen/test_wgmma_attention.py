@@ -1,0 +1,155 @@
+"""sm_90a: flash attention (examples/flash_attention.py) on wgmma. The forward's two dots
+are `ttng.warp_group_dot`s sharing the warps (all along M): Q K^T reads the Q tile and the
+K ring, P @ V takes P in registers (the first accumulator cast to 16 bits is wgmma's
+register-A fragment: a convert that moves no data) and V from its ring; the Q tile's
+fence.proxy.async stands before each loop, not in it. The PTX assembles without local
+memory or wgmma waits ptxas would inject; the TTGIR runs in the shared-memory hazard
+model; the backward compiles (dK/dV stays on mma.sync: P^T reaches its dots through a
+transpose; dQ's three dots go to wgmma, dS in registers); a block whose rows the warps
+cannot cover as wgmma wants (BLOCK_M = 64 on 8 warps) stays on mma.sync. On a Hopper GPU
+(`-m gpu`): forward and backward against float64 numpy, the configurations the
+benchmarks run, with the compiled forward checked to be the register-A wgmma path."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from examples import flash_attention as fa
+from tests.passes.ttgir_interpreter import shared_memory_model
+from tests.test_flash_attention import compile_backward, compile_forward
+from tritium.codegen import tools
+from tritium.ir.parser import parse_module
+from tritium.runtime.interpreter import interpret
+
+REGISTER_A = r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.f16\.f16 \{[^}]*\}, \{"
+
+
+def loops(ttgir: str) -> list[str]:
+    """The bodies of the forward's two K/V loops."""
+    return re.findall(r"scf\.for .*?scf\.yield", ttgir, re.S)
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_forward_ttgir_has_both_dots_on_wgmma_with_p_in_registers(d):
+    ttgir = compile_forward(d, 128, 64, 8, arch="sm_90a", stop="ttgir").asm["ttgir"]
+    mmas = re.findall(r"^#mma\d* = #ttg\.nvidia_mma<\{(.*)\}>$", ttgir, re.M)
+    # each dot its own instrShape (as upstream): N = BLOCK_N for Q K^T, D for P @ V
+    want = {f"versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], instrShape = [16, {n}, 16]"
+            for n in {64, d}}  # fmt: skip
+    assert set(mmas) == want
+    assert "tt.dot " not in ttgir
+    for body in loops(ttgir):
+        qk, pv = re.findall(r"ttng\.warp_group_dot %\S+, %\S+, %\S+ \{[^}]*\} : (.*?) \* ", body)
+        assert qk.startswith(f"!ttg.memdesc<128x{d}xf16")  # Q's tile
+        assert pv.startswith("tensor<128x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma")
+        p = re.search(r"ttg\.convert_layout %\S+ (\{[^}]*\} )?: tensor<128x64xf16, #mma> ", body)
+        assert p and not p.group(1)  # no scratch: a register permutation
+        assert "local_alloc" not in body and "ttng.fence_async_shared" not in body
+        # P @ V stays in flight: the next trip's wait for Q K^T retires it (the loop's
+        # accumulator goes through that wait), then the copies refill the ring stages
+        # trip k - 1 read, after a barrier (every warpgroup has retired its P @ V)
+        (wait,) = re.findall(r"ttng\.warp_group_dot_wait (.*) \{pendings = 0 : i32\}", body)
+        assert wait.count("%") == 4  # S, the Q and K tiles, the accumulator
+        order = re.findall(r"warp_group_dot_wait|gpu\.barrier|async_copy_global_to_local", body)
+        assert order[-4:] == ["warp_group_dot_wait", "gpu.barrier"] + ["async_copy_global_to_local"] * 2
+    # after each loop, the last P @ V is waited for; the Q tile is stored by the threads
+    # once: one fence before each loop
+    assert len(re.findall(r"scf\.yield .*\n\s+\}.*\n\s+%\S+ = ttng\.warp_group_dot_wait", ttgir)) == 2
+    assert len(re.findall(r"ttng\.fence_async_shared.*\n\s+%.* = scf\.for", ttgir)) == 2
+
+
+def test_escape_hatch_waits_for_each_dot(monkeypatch):
+    monkeypatch.setenv("TRITIUM_WGMMA_SYNC", "1")
+    ttgir = compile_forward(64, 128, 64, 8, arch="sm_90a", stop="ttgir").asm["ttgir"]
+    for body in loops(ttgir):
+        assert body.count("ttng.warp_group_dot_wait") == body.count("ttng.warp_group_dot ") == 2
+
+
+FORWARD_CONFIGS = [(64, 128, 64, 8), (64, 64, 64, 4), (128, 128, 64, 8), (128, 64, 64, 4)]
+
+
+@pytest.mark.parametrize("d,block_m,block_n,warps", FORWARD_CONFIGS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_forward_ptx_assembles_without_local_memory(d, block_m, block_n, warps, causal, ptxas):
+    ptx = compile_forward(d, block_m, block_n, warps, causal, arch="sm_90a").asm["ptx"]
+    assert "mma.sync" not in ptx and "ldmatrix" not in ptx
+    # P @ V: one register-A wgmma per 16 keys of a block, in each of the two loops
+    register_a = re.findall(REGISTER_A, ptx)
+    assert register_a == [str(d)] * (2 * block_n // 16)
+    usage = tools.ptxas_usage(ptx, "sm_90a")
+    assert usage["local"] == 0 and usage["stack_frame"] == 0, usage["log"]
+    assert usage["spill_stores"] == 0 and usage["spill_loads"] == 0, usage["log"]
+    assert "(C75" not in usage["log"], usage["log"]  # no warpgroup.arrive / wait injected
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("landing", ["issue", "wait"])
+def test_forward_on_wgmma_in_the_hazard_model(causal, landing):
+    """The sm_90a TTGIR (the Q tile, K and V rings, P in registers) interpreted with the
+    copies landing as early or as late as they may: no race, the right output."""
+    d, bm, bn = 32, 64, 16
+    ttgir = compile_forward(d, bm, bn, 4, causal, stop="ttgir", arch="sm_90a").asm["ttgir"]
+    assert ttgir.count("ttng.warp_group_dot ") == 4
+    module = parse_module(ttgir)
+    rng = np.random.default_rng(int(causal))
+    heads, seq = 2, 83
+    q, k, v = (rng.standard_normal((heads, seq, d)).astype(np.float16) for _ in range(3))
+    o = np.full_like(q, np.nan)
+    lse = np.full((heads, seq), np.nan, np.float32)
+    with shared_memory_model(landing) as model:
+        interpret(module, (-(-seq // bm), heads), [q, k, v, o, lse, 0.2, seq] + [seq * d, d] * 4)
+    want = fa.reference(*(x.astype(np.float64) for x in (q, k, v, q)), causal, 0.2)[0]
+    assert fa.relative_error(o, want) < 2e-3
+    assert model.copies > 0 and model.dots > model.dot_waits > 0  # P @ V retired later
+
+
+@pytest.mark.parametrize("which", ["dkdv", "dq"])
+def test_backward_compiles_for_sm_90a(which, ptxas):
+    ptx = compile_backward(which, 64, 64, 4, arch="sm_90a").asm["ptx"]
+    if which == "dkdv":  # P^T and dS^T reach dV's and dK's dots through tl.trans
+        assert "wgmma" not in ptx and "mma.sync" in ptx
+    else:  # S and dP from the tiles, dQ += dS K with dS in registers
+        assert "mma.sync" not in ptx and len(re.findall(REGISTER_A, ptx)) == 4
+    usage = tools.ptxas_usage(ptx, "sm_90a")
+    assert usage["local"] == 0 and usage["spill_stores"] == 0, usage["log"]
+
+
+def test_warps_that_cannot_cover_the_rows_keep_mma_sync(ptxas):
+    """BLOCK_M = 64 on 8 warps: wgmma would split N across warpgroups, and P would not
+    be the second dot's A fragment in registers: both dots stay on mma.sync."""
+    ptx = compile_forward(64, 64, 64, 8, arch="sm_90a").asm["ptx"]
+    assert "wgmma" not in ptx and "mma.sync" in ptx
+
+
+# --------------------------------------------------------------------------- on the GPU
+
+
+def _forward_ptx(d, block_m, block_n, warps, causal):
+    """The PTX the JIT builds for this GPU (sm_90a on Hopper)."""
+    q = np.zeros((1, 64, d), np.float16)
+    lse = np.zeros((1, 64), np.float32)
+    kernel = fa.attn_fwd_kernel.warmup(
+        q, q, q, q, lse, 0.1, 64, *[64 * d, d] * 4, HEAD_DIM=d, BLOCK_M=block_m,
+        BLOCK_N=block_n, CAUSAL=causal, BF16=False, num_warps=warps, num_stages=3, grid=(1, 1),
+    )  # fmt: skip
+    return kernel.asm["ptx"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("d,block_m,block_n,warps", FORWARD_CONFIGS)
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_on_hopper(d, block_m, block_n, warps, causal, monkeypatch):
+    from tritium.runtime.driver import current_arch
+
+    if current_arch() != "sm_90":
+        pytest.skip("wgmma needs a Hopper GPU (sm_90)")
+    monkeypatch.delenv("TRITIUM_INTERPRET", raising=False)
+    monkeypatch.delenv("DISABLE_MMA_V3", raising=False)
+    assert re.search(REGISTER_A, _forward_ptx(d, block_m, block_n, warps, causal))
+    for seq, bf16 in ((block_m * 3, False), (197, True)):  # whole blocks; a masked tail
+        rng = np.random.default_rng(seq + d + causal)
+        fa.check_attention(rng, 2, seq, d, causal, bf16, block_m=block_m, block_n=block_n,
+                           num_warps=warps)  # fmt: skip
