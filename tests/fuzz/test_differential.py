@@ -503,3 +503,20 @@ def test_the_shrinker_never_makes_an_atomic_of_a_type_it_has_no_buffer_for():
     assert renders(ok)
     for bad in (Compare("<", Name("in1"), Lit(0)), Lit(3), Name("in0")):  # i1, constant, fp32
         assert not renders(_program([Atomic("old0", "at0", "max", bad)], [Output("in1", "i32")]))
+
+
+def test_an_int8_dot_below_k32_that_upstream_refuses_on_the_gpu_is_definitional():
+    from tritium.testing.fuzz_ir import Dot
+
+    def program(n, dtype):
+        square = Input("in1", "i32", ("R", "C"), -5, 5, 0)
+        body = [Assign("v0", Dot(dtype, Name("in1"), Name("in1")))]
+        return Program(n, n, 1, 1, 1, [square], [], body, [Output("v0", "i32")])
+
+    error = ("CompilationError: at 9:9:\n    v0 = tl.dot(...)\n         ^\n"
+             "Input shapes should have M >= 1, N >= 1 and K >= 32")  # fmt: skip
+    v = cmp.Verdict("upstream-error", error=error)
+    assert known.classify(program(16, "i8"), v).name == "int8-dot-k-below-32"
+    assert known.classify(program(32, "i8"), v) is None  # K = 32: upstream takes it
+    assert known.classify(program(16, "i8"), cmp.Verdict("upstream-error", error="boom")) is None
+

@@ -134,6 +134,15 @@ def _int8_dot_accumulator(p: Program, v: Verdict) -> bool:
     )
 
 
+def _int8_dot_short_k(p: Program, v: Verdict) -> bool:
+    return (
+        v.kind == "upstream-error"
+        and "CompilationError" in v.error
+        and p.C < 32  # the fuzzer's dots are C x C tiles: K = C
+        and re.search(r"tl\.dot\([^\n]*tl\.int8", p.source()) is not None
+    )
+
+
 KNOWN: list[Known] = [
     Known(
         "fp16-math",
@@ -213,6 +222,16 @@ KNOWN: list[Known] = [
         "so it needs out_dtype=tl.int32; tritium takes the int32 accumulator (an int8 dot "
         "is int32 either way; docs/language.md). The generator writes out_dtype=tl.int32.",
         _int8_dot_accumulator,
+    ),
+    Known(
+        "int8-dot-k-below-32",
+        "definitional",
+        "an int8 tl.dot with K < 32 (a 16 x 16 tile): upstream 3.6's GPU compiler refuses it "
+        "(`Input shapes should have M >= 1, N >= 1 and K >= 32`: the K of its int8 mma "
+        "instruction); tritium computes it exactly with FMAs (mma.sync's int8 form needs K "
+        "a multiple of 32 there too; docs/language.md). Seen 19 times in 2002 GPU kernels on "
+        "an H200.",
+        _int8_dot_short_k,
     ),
     Known(
         "interpreter-atomic-of-a-view",
