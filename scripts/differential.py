@@ -3,9 +3,16 @@
     # the interpreters (CPU): upstream in its own virtualenv (triton 3.6, torch, numpy < 2.4)
     python3 scripts/differential.py --upstream-python /work/venv-upstream/bin/python \\
         -n 3000 --seed 1 --out /tmp/diff
-    # on a GPU machine: tritium's compiled kernels against upstream's, 8 processes
-    python3 scripts/differential.py --gpu --upstream-python python3 -n 2400 --jobs 8 \\
-        --budget 540 --out $OUT/diff
+    # on a 16-core GPU machine: 2000 of tritium's compiled kernels against upstream's,
+    # 12 shards (each a tritium process and an upstream worker), at most 330 s each
+    TRITIUM_LIBDEVICE=auto python3 scripts/differential.py --gpu --upstream-python python3 \\
+        -n 2000 --jobs 12 --budget 330 --out $OUT/diff
+
+The kernels are the fuzzer's (tritium/testing/fuzz.py): elementwise arithmetic, casts,
+loops, branches and reductions, and (`--features`, all by default) dots (fp16 / bf16 /
+int8 / tf32 / ieee), scans, shape operations and gathers, random numbers and atomics.
+`tl.randn` is compared within a bound unless TRITIUM_LIBDEVICE is on (auto) on the GPU (both
+compilers then call libdevice: bit for bit).
 
 Prints a summary (kernels, agreements, mismatches by class) and each finding's shrunk
 kernel; `--out` keeps report.json and one runnable script per finding
@@ -30,7 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def _args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("-n", type=int, default=500, help="kernels to generate (all shards)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--gpu", action="store_true", help="compiled kernels on the GPU")
@@ -40,11 +48,18 @@ def _args(argv=None):
     ap.add_argument("--jobs", type=int, default=1, help="parallel shards")
     ap.add_argument("--budget", type=float, help="seconds per shard")
     ap.add_argument("--max-statements", type=int, default=12)
+    ap.add_argument("--features", default="all",
+                    help="newer operations to generate: 'all', 'none' or a comma-separated "
+                         "subset of dot,scan,shape,random,atomic")  # fmt: skip
     ap.add_argument("--shrink-new", type=int, default=3,
                     help="shrink at most this many new mismatches per signature")  # fmt: skip
     ap.add_argument("--no-fix-float-args", action="store_true",
                     help="leave upstream's interpreter's float-argument bug in place")  # fmt: skip
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per upstream kernel")
+    ap.add_argument("--recheck", metavar="REPORT",
+                    help="run again only the kernels that mismatched in REPORT (a shard's "
+                         "report.json, made with the same -n, --seed, --max-statements "
+                         "and --features): after classifying a new mismatch in known.py")  # fmt: skip
     ap.add_argument("--shard", type=int, help=argparse.SUPPRESS)
     return ap.parse_args(argv)
 
@@ -55,8 +70,17 @@ def run_shard(opts, shard: int, n: int) -> dict:
 
     mode = "gpu" if opts.gpu else "interpret"
     deadline = time.monotonic() + opts.budget if opts.budget else None
+    from tritium.testing.fuzz_ops import FEATURES
+
+    features = {"all": FEATURES, "none": ()}.get(opts.features)
+    if features is None:
+        features = tuple(f.strip() for f in opts.features.split(",") if f.strip())
     programs = differential.generate(n, opts.seed + shard, gpu=opts.gpu,
-                                     max_statements=opts.max_statements)  # fmt: skip
+                                     max_statements=opts.max_statements,
+                                     features=features)  # fmt: skip
+    if opts.recheck:
+        again = json.loads(Path(opts.recheck).read_text())["mismatched"]
+        programs = [programs[i] for i in again]
     out = Path(opts.out) / f"shard{shard}" if opts.out else None
     with Upstream(opts.upstream_python, mode, timeout=opts.timeout,
                   fix_float_args=not opts.no_fix_float_args) as up:  # fmt: skip

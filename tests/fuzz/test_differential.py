@@ -71,7 +71,7 @@ class TritiumAsUpstream:
         self.results: dict = {}
         self.sources: list[str] = []
 
-    def submit(self, source, name, grid, args, kwargs=None, outputs=()):
+    def submit(self, source, name, grid, args, kwargs=None, outputs=(), views=None):
         self.sources.append(source)
         assert source.startswith("import triton\nimport triton.language as tl\n")
         assert "@triton.jit" in source and "tritium" not in source
@@ -97,6 +97,9 @@ class TritiumAsUpstream:
 
     def result(self, rid):
         return self.results.pop(rid)
+
+    def run(self, source, name, grid, args, kwargs=None, outputs=(), views=None):
+        return self.result(self.submit(source, name, grid, args, kwargs, outputs, views))
 
 
 def _wrong_float_mod(source, outs):
@@ -371,3 +374,149 @@ def test_a_hung_or_dead_worker_fails_its_kernel_and_is_replaced(tmp_path):
         assert up.run("fine", "k", (1,), [x], outputs=[0]).outputs[0].tolist() == [1, 2, 3, 4]
         assert up.restarts == 2
         assert not list(up.dir.glob("*.npy"))  # every exchanged file was removed
+
+
+# ------------------------------------------------------------------ the newer operations
+
+
+def test_generated_programs_cover_the_newer_operations():
+    sources = [p.source() for p in differential.generate(300, seed=3)]
+    for needle in ("tl.dot(", "tl.cumsum(", "tl.associative_scan(", "tl.join(", "tl.gather(",
+                   "tl.trans(", "tl.reshape(", "tl.rand", "tl.atomic_", "tl.atomic_cas("):  # fmt: skip
+        assert any(needle in s for s in sources), needle
+
+
+def test_the_driver_agrees_with_tritium_itself_on_the_newer_operations():
+    programs = [p for p in differential.generate(60, seed=5) if p.atomics() or "tl.dot(" in
+                p.source() or "tl.rand" in p.source()]  # fmt: skip
+    report = differential.run(programs, TritiumAsUpstream(), "interpret")
+    assert report.mismatches == 0, report.text()
+    assert report.agree >= 0.9 * len(programs) and report.exact > 0
+
+
+def _atomic_program(value, dtype="i32"):
+    from tritium.testing.fuzz_ir import Atomic
+
+    a = Name("s0") if dtype == "i32" else Cast(Name("s0"), dtype)
+    return _program([Atomic("old0", "at0", "xchg", a)], [Output("in1", "i32")],
+                    scalars=[Scalar("s0", value)])  # fmt: skip
+
+
+def test_the_newer_upstream_interpreter_bugs_are_classified():
+    from tritium.testing.fuzz_ir import Dot
+
+    v = cmp.Verdict("upstream-error", error="InterpreterError: ValueError('Unsupported data type')")
+    assert known.classify(_atomic_program(0.5, "fp32"), v).name == "interpreter-float-atomic-xchg"
+    assert known.classify(_atomic_program(3_000_000_000), v).name == "interpreter-u32-atomic-argument"
+    assert known.classify(_atomic_program(5), v) is None  # int32 xchg runs there: new
+    square = Input("in0", "fp32", ("R", "C"), -2.0, 2.0, 0.0)
+    p = Program(16, 16, 1, 1, 1, [square], [], [Assign("v0", Dot("bf16", Name("in0"),
+                Name("in0")))], [Output("v0", "fp32")])  # fmt: skip
+    diff = cmp.OutputDiff(0, "v0", "fp32", 1, 1, side="upstream-off-model")
+    assert known.classify(p, cmp.Verdict("values", [diff])).name == "interpreter-bf16-dot"
+    diff.side = "tritium-off-model"
+    assert known.classify(p, cmp.Verdict("values", [diff])) is None
+    nested = ("InterpreterError: InterpreterError('InterpreterError(\\'AttributeError(\"\\\\\\'int"
+              "\\\\\\' object has no attribute \\\\\\'to\\\\\\'\")\\')')")  # a call nests them
+    assert known.classify(p, cmp.Verdict("upstream-error", error=nested)).name == (
+        "interpreter-loop-variable")
+    from tritium.testing.fuzz_ir import Atomic, Scan
+
+    body = [Atomic("old0", "at0", "add", Scan("cummax", Name("in1"), 0, True))]
+    q = _program(body, [Output("in1", "i32")], inputs=[I32_ROW])
+    diff = cmp.OutputDiff(1, "at0", "i32", 1, 5, side="upstream-off-model")
+    assert known.classify(q, cmp.Verdict("values", [diff])).name == (
+        "interpreter-atomic-of-a-view")
+    cas = _program([Atomic("old0", "at0", "cas", Cast(Name("s0"), "i64"), Lit(-1))],
+                   [Output("in1", "i32")], scalars=[Scalar("s0", 96)])  # fmt: skip
+    diff = cmp.OutputDiff(1, "at0", "i64", 1, 2, side="upstream-off-model")
+    assert known.classify(cas, cmp.Verdict("values", [diff])).name == (
+        "interpreter-cas-narrow-compare")
+    cas.body.insert(0, Assign("v9", Scan("cumsum", Name("in0"), 0, True)))  # a view elsewhere
+    assert known.classify(cas, cmp.Verdict("values", [diff])).name == (
+        "interpreter-cas-narrow-compare")  # the view does not reach an atomic
+    v = cmp.Verdict("upstream-error", error="InterpreterError: AssertionError()")
+    i8 = Program(16, 16, 1, 1, 1, [Input("in1", "i32", ("R", "C"), -5, 5, 0)], [],
+                 [Assign("v0", Dot("i8", Name("in1"), Name("in1"), Name("in1")))],
+                 [Output("v0", "i32")])  # fmt: skip
+    assert "out_dtype=tl.int32" in i8.source()  # what upstream needs: the generator writes it
+    assert known.classify(i8, v) is None
+
+
+def test_an_atomic_buffer_is_compared_and_a_wrong_one_is_found():
+    """The atomic statements' buffers are results: an 'upstream' whose buffer is off is a
+    mismatch, judged against the model."""
+    from tritium.testing.fuzz_ir import Atomic
+
+    body = [Atomic("old0", "at0", "add", Name("in1"), None, True),
+            Assign("v1", BinOp("+", Name("old0"), Lit(0)))]  # fmt: skip
+    p = _program(body, [Output("in1", "i32")], inputs=[I32_ROW])
+    assert "tl.atomic_add(at0_ptr + cols, in1, mask=cmask)" in p.source()
+    assert [o.name for o in fuzz.results(p)] == ["in1", "at0"]
+    assert differential.evaluate(p, TritiumAsUpstream(), "interpret").kind == "agree"
+
+    def off_by_one(source, outs):
+        outs[-1][...] += 1
+
+    v = differential.evaluate(p, TritiumAsUpstream(off_by_one), "interpret")
+    assert v.kind == "values" and v.diffs[0].name == "at0"
+    assert v.diffs[0].side == "upstream-off-model"
+
+
+# ------------------------------------------------------------------ examples, replayed
+
+
+def test_examples_are_recorded_and_replayed_on_a_stand_in_upstream(monkeypatch):
+    from examples import dropout, matmul, vector_add
+    from tritium.testing.differential import replay
+
+    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+    with replay.Recorder(per_kernel=1) as rec:
+        for m in (vector_add, dropout):
+            rec.where = m.__name__
+            m.check(np.random.default_rng(0))
+    assert [(x.name, x.where) for x in rec.launches] == [
+        ("add_kernel", "examples.vector_add"), ("seeded_dropout_kernel", "examples.dropout")]
+    src = replay.upstream_source(vector_add.add_kernel)
+    assert src.startswith("import triton\nimport triton.language as tl\n")
+    assert "@triton.jit" in src and "tritium" not in src and "numpy" not in src
+    rows = [replay.replay(x, TritiumAsUpstream()) for x in rec.launches]
+    assert [r.result for r in rows] == ["agree", "agree"], rows
+
+    def wrong(source, outs):
+        outs[-1][:3] += 1.0
+
+    assert replay.replay(rec.launches[0], TritiumAsUpstream(wrong)).result == "differ (values)"
+    text = replay.table(rows)
+    assert "| `add_kernel` | examples.vector_add | agree |" in text and "2 agree" in text
+    assert "@triton.jit" in replay.upstream_source(matmul.matmul_tiled_kernel)
+
+
+def test_the_shrinker_never_makes_an_atomic_of_a_type_it_has_no_buffer_for():
+    """Replacing an atomic's value by its operand may leave a comparison (i1) or a
+    constant: such a candidate does not render (found by a run that crashed making its
+    data)."""
+    from tritium.testing.differential.shrink import renders
+    from tritium.testing.fuzz_ir import Atomic, Compare
+
+    ok = _program([Atomic("old0", "at0", "max", Name("in1"))], [Output("in1", "i32")])
+    assert renders(ok)
+    for bad in (Compare("<", Name("in1"), Lit(0)), Lit(3), Name("in0")):  # i1, constant, fp32
+        assert not renders(_program([Atomic("old0", "at0", "max", bad)], [Output("in1", "i32")]))
+
+
+def test_an_int8_dot_below_k32_that_upstream_refuses_on_the_gpu_is_definitional():
+    from tritium.testing.fuzz_ir import Dot
+
+    def program(n, dtype):
+        square = Input("in1", "i32", ("R", "C"), -5, 5, 0)
+        body = [Assign("v0", Dot(dtype, Name("in1"), Name("in1")))]
+        return Program(n, n, 1, 1, 1, [square], [], body, [Output("v0", "i32")])
+
+    error = ("CompilationError: at 9:9:\n    v0 = tl.dot(...)\n         ^\n"
+             "Input shapes should have M >= 1, N >= 1 and K >= 32")  # fmt: skip
+    v = cmp.Verdict("upstream-error", error=error)
+    assert known.classify(program(16, "i8"), v).name == "int8-dot-k-below-32"
+    assert known.classify(program(32, "i8"), v) is None  # K = 32: upstream takes it
+    assert known.classify(program(16, "i8"), cmp.Verdict("upstream-error", error="boom")) is None
+

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tritium.testing import fuzz
+from tritium.testing import fuzz, fuzz_ops
 
 EXAMPLES = int(os.environ.get("TRITIUM_FUZZ_COMPILE_EXAMPLES", "40"))
 
 
-def test_random_kernels_compile_to_ptx_that_ptxas_accepts(ptxas):
+@pytest.mark.parametrize("features", [(), fuzz_ops.FEATURES], ids=["base", "newer-operations"])
+def test_random_kernels_compile_to_ptx_that_ptxas_accepts(ptxas, features):
+    """Also with the newer operations: dots, scans, shape ops, random numbers, atomics."""
     compiled = []
 
     @settings(
@@ -23,7 +26,7 @@ def test_random_kernels_compile_to_ptx_that_ptxas_accepts(ptxas):
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
-    @given(fuzz.programs(profile="gpu"))
+    @given(fuzz.programs(profile="gpu", features=features, reductions=bool(features) or None))
     def run(program):
         try:
             asm = fuzz.compile_program(program, stop="cubin")

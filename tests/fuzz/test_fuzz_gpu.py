@@ -41,3 +41,19 @@ def test_gpu_matches_the_model_on_random_kernels(private_cache, reductions):
     run()
     assert len(results) >= min(EXAMPLES, 100)
     assert sum(r["compared"] for r in results) > 5 * len(results)
+
+
+@pytest.mark.gpu
+def test_gpu_matches_the_model_on_the_newer_operations(private_cache):
+    """Dots, scans, shape operations, gathers, random numbers and atomics, compiled."""
+    from tritium.testing import fuzz_ops
+
+    results = []
+
+    @settings(GPU_FUZZ, max_examples=max(EXAMPLES // 2, 20))
+    @given(fuzz.programs(profile="gpu", reductions=True, features=fuzz_ops.FEATURES))
+    def run(program):
+        results.append(fuzz.check(program, interpret=False))
+
+    run()
+    assert sum(r["compared"] for r in results) > 5 * len(results)

@@ -41,3 +41,19 @@ def test_interpreter_matches_the_model_on_random_kernels():
     skipped = sum(r["skipped"] for r in results)
     assert compared > 5 * len(results)  # the kernels really store values we check
     assert skipped <= 0.01 * compared, (skipped, compared)
+
+
+def test_interpreter_matches_the_model_on_the_newer_operations():
+    """Dots, scans, shape operations, gathers, random numbers and atomics
+    (`fuzz_ops.FEATURES`)."""
+    from tritium.testing import fuzz_ops
+
+    results = []
+
+    @settings(FUZZ, max_examples=max(EXAMPLES // 3, 20))
+    @given(fuzz.programs(profile="cpu", features=fuzz_ops.FEATURES))
+    def run(program):
+        results.append(fuzz.check(program, interpret=True))
+
+    run()
+    assert sum(r["compared"] for r in results) > 5 * len(results)

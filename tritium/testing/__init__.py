@@ -3,7 +3,8 @@
 `check_kernel` and `array` (tritium/testing/check/): property-test your own kernel against
 your numpy reference with hypothesis (docs/testing.md). `tritium.testing.fuzz`: the
 project's random kernel generator (fuzz*.py); `tritium.testing.differential`: the fuzzer's
-kernels through tritium and upstream Triton, compared (differential/). hypothesis is
+kernels (and, through `differential.replay`, every kernel launch of the examples or a
+test session) through tritium and upstream Triton, compared (differential/). hypothesis is
 imported only when one of them runs. Upstream's benchmarking and comparison helpers,
 under its names: `do_bench`, `perf_report`, `Benchmark` (bench.py), `assert_close`
 (compare.py).

@@ -18,7 +18,8 @@ that carry accumulators and `if` on runtime scalars. Outputs are stored with mas
 possibly into a buffer of another dtype (a store casts). Value ranges are tracked while
 generating (`fuzz_ranges.py`), so no float overflows and no integer division by zero
 happens; integers may wrap (that is defined). The "gpu" profile leaves out float `%`,
-which has no GPU lowering yet.
+which has no GPU lowering yet. `features=` adds the newer operations (`fuzz_ops.py`):
+dots, scans, shape operations and gathers, random numbers, atomics.
 
 `check` compiles the source, runs it in the interpreter (or on the GPU), and compares
 every output element with `fuzz_model.Model`: bit-exact where the model's error bound is
@@ -36,6 +37,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from tritium.testing import fuzz_ir as ir
+from tritium.testing import fuzz_ops
 from tritium.testing.fuzz_ir import (
     FLOATS,
     INTS,
@@ -85,8 +87,10 @@ FLOAT_LITERALS = (0.5, 2.0, -1.5, 0.0, 3.25, -0.25)  # exact in fp16
 class _Gen:
     """Draws one program's statements, keeping the type and range of every name."""
 
-    def __init__(self, draw, p: Program, profile: str, upstream: bool = False):
+    def __init__(self, draw, p: Program, profile: str, upstream: bool = False, features=()):
         self.draw, self.p, self.profile, self.upstream = draw, p, profile, upstream
+        self.kinds = [k for f in features if f != "atomic"
+                      for k in (("shape", "gather") if f == "shape" else (f,))]  # fmt: skip
         self.types = ir.input_env(p)
         self.ranges: dict = {
             "pid": (0, p.grid - 1),
@@ -134,11 +138,14 @@ class _Gen:
         kinds = ["arith", "cast", "unary", "compare", "where", "minmax", "div", "bitwise"]
         if reductions:
             kinds.append("reduce")
-        kind = self.draw(st.sampled_from(kinds))
+        square = "dot" in self.kinds and self.p.R == self.p.C >= 16
+        kind = self.draw(st.sampled_from(kinds + 2 * self.kinds + ["dot"] * 6 * square))
         a = self.name()
         ta = self.types[a.id]
         cands: list = []
-        if kind == "arith":
+        if kind in self.kinds:
+            cands = fuzz_ops.candidates(self, kind, a)
+        elif kind == "arith":
             op = self.draw(st.sampled_from(ir.ARITH))
             b = self.operand(a)
             cands = [BinOp(op, a, b), BinOp(op, b, a)]
@@ -343,16 +350,23 @@ def programs(
     max_statements: int = 12,
     reductions: bool | None = None,
     upstream: bool = False,
+    features: tuple = (),
 ) -> Program:
     """A random kernel. Profile "cpu" generates reductions; "gpu" does not unless
     `reductions=True` (GPU reductions are new). `upstream=True` keeps to what upstream
     Triton 3.6 accepts as well: `tl.exp` / `tl.sqrt` of fp32 only (upstream refuses fp16,
-    which tritium computes in fp32), for the differential driver (`differential/`)."""
+    which tritium computes in fp32), for the differential driver (`differential/`).
+    `features` adds the newer operations (`fuzz_ops.FEATURES`: "dot", "scan", "shape",
+    "random", "atomic"); with "dot" a quarter of the tiles are square (16 or 32)."""
     if profile not in ("cpu", "gpu"):
         raise ValueError(f"profile must be 'cpu' or 'gpu', not {profile!r}")
+    if set(features) - set(fuzz_ops.FEATURES):
+        raise ValueError(f"features must be among {fuzz_ops.FEATURES}, not {features!r}")
     reductions = profile == "cpu" if reductions is None else reductions
     R = draw(st.sampled_from([4, 8, 1, 2, 16, 32]))
     C = draw(st.sampled_from([8, 4, 1, 2, 16, 32]))
+    if "dot" in features and draw(st.integers(0, 3)) == 0:
+        R = C = draw(st.sampled_from([16, 32]))
     grid = draw(st.integers(1, 3))
     n_rows = draw(st.integers((grid - 1) * R + 1, grid * R))
     n_cols = draw(st.integers(1, C))
@@ -362,10 +376,12 @@ def programs(
         for k in range(draw(st.integers(0, 2)))
     ]
     p = Program(R, C, grid, n_rows, n_cols, inputs, scalars, [], [], draw(st.integers(0, 2**16)))
-    g = _Gen(draw, p, profile, upstream)
+    g = _Gen(draw, p, profile, upstream, features)
     for _ in range(draw(st.integers(3, max_statements))):
         kind = draw(st.integers(0, 9))  # 0 (where shrinking goes) drops the statement
-        if kind == 1:
+        if kind == 9 and "atomic" in features and draw(st.booleans()):
+            p.body.extend(fuzz_ops.atomic(g))
+        elif kind == 1:
             p.body.extend(g.loop(reductions))
         elif kind == 2:
             p.body.extend(g.branch(reductions))
@@ -403,6 +419,11 @@ def _uses(e) -> set:
 def _prune_block(stmts, live: set) -> list:
     kept = []
     for s in reversed(stmts):
+        if isinstance(s, ir.Atomic):  # its buffer is compared: always live
+            live.discard(s.name)
+            live |= _uses(s)
+            kept.append(s)
+            continue
         if isinstance(s, Assign):
             if s.name in live:
                 live.discard(s.name)
@@ -458,7 +479,7 @@ def build_kernel(p: Program, interpret: bool):
 
 
 def make_data(p: Program) -> dict:
-    """Input arrays for `p`, from its seed."""
+    """Input arrays for `p`, from its seed; then the atomic statements' buffers."""
     rng = np.random.default_rng(p.seed)
     data = {}
     for x in p.inputs:
@@ -470,18 +491,33 @@ def make_data(p: Program) -> dict:
         else:
             v = rng.integers(int(x.lo), int(x.hi), n, endpoint=True, dtype=np.int64)
         data[x.name] = v.astype(NP_DTYPE[x.dtype])
+    types = _types(p)
+    for a in p.atomics():
+        ty = types[a.name]
+        n = output_size(p, ty.dims) if not a.shared else (p.n_cols if ty.dims else 1)
+        lo, hi = (-2, 2) if a.op == "cas" else fuzz_ops.ATOMIC_START[ty.dtype]
+        v = np.round(rng.uniform(lo, hi, n) * 4) / 4 if ty.dtype in FLOATS else (
+            rng.integers(lo, hi, n, endpoint=True))  # fmt: skip
+        data[a.buf] = v.astype(NP_DTYPE[ty.dtype])
     return data
 
 
-def _arguments(p: Program, data: dict) -> tuple[list, list]:
-    """(runtime arguments in order, the output arrays among them)."""
+def _types(p: Program) -> dict:
     types = ir.input_env(p)
     for a in p.body:  # follow names to know each output's dims
         _note_types(a, types)
+    return types
+
+
+def _arguments(p: Program, data: dict) -> tuple[list, list]:
+    """(runtime arguments in order, the output arrays among them: the outputs', then
+    copies of the atomic statements' buffers)."""
+    types = _types(p)
     outs = [
         np.full(output_size(p, types[o.name].dims), SENTINEL[o.dtype], NP_DTYPE[o.dtype])
         for o in p.outputs
     ]
+    outs += [data[a.buf].copy() for a in p.atomics()]
     args = [data[x.name] for x in p.inputs] + outs + [p.n_rows, p.n_cols]
     return args + [s.value for s in p.scalars], outs
 
@@ -511,6 +547,8 @@ def compile_program(p: Program, stop: str = "cubin", arch: str = "sm_89") -> dic
 def _note_types(s, types: dict) -> None:
     if isinstance(s, Assign):
         types[s.name] = ir.typeof(s.expr, types)
+    elif isinstance(s, ir.Atomic):
+        types[s.name] = ir.typeof(s.a, types)
     elif isinstance(s, If):  # reassigned names keep their type
         return
     else:
@@ -521,6 +559,13 @@ def _note_types(s, types: dict) -> None:
         for a in s.body:
             if a.name in types:
                 types[a.name] = inner[a.name]
+
+
+def results(p: Program) -> list[Output]:
+    """What a launch of `p` is compared on: its outputs, then its atomic buffers (named
+    by the buffer, in the buffer's dtype)."""
+    types = _types(p) if p.atomics() else {}
+    return p.outputs + [Output(a.buf, types[a.name].dtype) for a in p.atomics()]
 
 
 class Mismatch(AssertionError):
@@ -551,7 +596,7 @@ def check(p: Program, interpret: bool = True, fuzzy: bool | None = None) -> dict
         raise Mismatch(f"{type(exc).__name__}: {exc}\n\nfor the kernel\n{describe(p)}") from exc
     compared = skipped = 0
     problems = []
-    for i, (o, g, (want, err)) in enumerate(zip(p.outputs, got, expected)):
+    for i, (o, g, (want, err)) in enumerate(zip(results(p), got, expected)):
         known = np.isfinite(err)
         skipped += int((~known).sum())
         compared += int(known.sum())

@@ -41,8 +41,9 @@ UNSIGNED = ("i1",)  # as upstream: int1 is unsigned
 KIND = {"i1": 0, "i32": 1, "i64": 1, "fp16": 2, "fp32": 2}
 INTS = ("i1", "i32", "i64")
 FLOATS = ("fp16", "fp32")
-BITS = {"i1": 1, "i32": 32, "i64": 64, "fp16": 16, "fp32": 32}
-TL_DTYPE = {"i32": "tl.int32", "i64": "tl.int64", "fp16": "tl.float16", "fp32": "tl.float32"}
+BITS = {"i1": 1, "i8": 8, "i32": 32, "i64": 64, "fp16": 16, "bf16": 16, "fp32": 32}
+TL_DTYPE = {"i8": "tl.int8", "i32": "tl.int32", "i64": "tl.int64", "fp16": "tl.float16",
+            "bf16": "tl.bfloat16", "fp32": "tl.float32"}  # fmt: skip
 NP_DTYPE = {"i1": "bool", "i32": "int32", "i64": "int64", "fp16": "float16", "fp32": "float32"}
 
 ARITH = ("+", "-", "*")
@@ -111,6 +112,69 @@ class Zeros:
     dims: tuple
 
 
+# The newer operations (fuzz_ops.py draws them): each is an expression like the above.
+
+DOT_KINDS = ("fp16", "bf16", "i8", "tf32", "ieee")  # the operands' type, or fp32's precision
+SCANS = ("cumsum", "cummax")  # tl.cumsum; tl.associative_scan with a maximum combine
+SHAPES = ("trans", "permute", "reshape_trans", "trans_reshape", "join_split0",
+          "join_split1", "broadcast")  # fmt: skip
+RANDOM = ("rand", "randint", "randn")
+
+
+@dataclass(frozen=True)
+class Dot:
+    """`tl.dot(a.to(IN), b.to(IN)[, c])` of two square tiles (R == C >= 16): IN is fp16,
+    bf16 or int8 (kind), or fp32 with input_precision "tf32" / "ieee"; fp32 (int32 for
+    int8) accumulation, `c` the accumulator or None."""
+
+    kind: str
+    a: object
+    b: object
+    c: object = None
+
+
+@dataclass(frozen=True)
+class Scan:
+    """`tl.cumsum(a, axis, reverse=...)` or `tl.associative_scan(a, axis, _maximum, ...)`."""
+
+    op: str
+    a: object
+    axis: int
+    reverse: bool = False
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A shape operation whose result is again a value of the fuzzer's dims:
+    "trans" / "permute" a square tile; "reshape_trans" `tl.trans(tl.reshape(a, (C, R)))`
+    and "trans_reshape" `tl.reshape(tl.trans(a), (R, C))` of any tile; "join_split0/1"
+    one half of `tl.split(tl.reshape(tl.permute(tl.join(a, b), ...), ...))` (the two
+    values interleaved); "broadcast" `tl.broadcast_to(tl.expand_dims(a, k), (R, C))`."""
+
+    op: str
+    a: object
+    b: object = None
+
+
+@dataclass(frozen=True)
+class Gather:
+    """`tl.gather(a, b, axis)`: b an integer value of a's dims, in range along `axis`."""
+
+    a: object
+    b: object
+    axis: int
+
+
+@dataclass(frozen=True)
+class Rand:
+    """`tl.rand(a, b)`, `tl.randn(a, b)` or `tl.randint(a, b)` (read as int32): a the seed
+    (an int scalar or literal), b the int32 offsets."""
+
+    op: str
+    a: object
+    b: object
+
+
 # ------------------------------------------------------------------ statements and programs
 
 
@@ -139,6 +203,29 @@ class If:
     cond: object
     then: tuple
     orelse: tuple
+
+
+@dataclass(frozen=True)
+class Atomic:
+    """`name = tl.atomic_OP(buf_ptr + offsets, a, mask=...)` at the kernel's top level:
+    `buf` is a buffer of its own (a parameter `buf_ptr`, initialised from the seed and
+    compared after the launch like an output); b is an extra mask condition (or None) or,
+    for "cas", the compared value (`tl.atomic_cas(buf_ptr + pid, b, a)`, scalars). Offsets
+    are the stores' (each lane its own element), or with `shared` the columns (a tile or
+    a row: every row of every program hits them) or element 0 (a scalar): then the old
+    values are not defined and not compared, only the final memory is."""
+
+    name: str
+    buf: str
+    op: str  # ATOMICS
+    a: object
+    b: object = None
+    shared: bool = False
+
+
+ATOMICS = ("add", "max", "min", "xchg", "cas")
+ATOMIC_DTYPES = {"add": ("i32", "i64", "fp32"), "max": ("i32", "i64"), "min": ("i32", "i64"),
+                 "xchg": ("i32", "i64", "fp32"), "cas": ("i32", "i64")}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -183,6 +270,10 @@ class Program:
 
     def source(self) -> str:
         return render(self)
+
+    def atomics(self) -> list:
+        """The atomic statements (at the top level), whose buffers follow the outputs."""
+        return [s for s in self.body if isinstance(s, Atomic)]
 
 
 # ------------------------------------------------------------------ typing
@@ -269,6 +360,8 @@ def typeof(e, env: dict) -> Ty:
         if e.op != "sum" and BITS[dt] < 32:
             dt = "fp32" if dt in FLOATS else "i32"  # tl.max / tl.min widen to 32 bits first
         return Ty(dt, dims)
+    if isinstance(e, Dot | Scan | Shape | Gather | Rand):
+        return _typeof_newer(e, env)
     if isinstance(e, Where):
         tc, ta, tb = typeof(e.c, env), typeof(e.a, env), typeof(e.b, env)
         dt = computation_type(ta, tb, False)
@@ -287,6 +380,78 @@ def typeof(e, env: dict) -> Ty:
             ct = "fp32"
         return Ty(ct, dims, weak)
     raise TypeError(f"not an expression: {e!r}")
+
+
+def _typeof_newer(e, env: dict) -> Ty:
+    """The types of the newer operations (upstream's rules for them)."""
+    ta = typeof(e.a, env)
+    if isinstance(e, Dot):
+        tb = typeof(e.b, env)
+        want = ("i32", "i64") if e.kind == "i8" else FLOATS
+        if ta.dims != ("R", "C") or tb.dims != ("R", "C"):
+            raise TypeRuleError("tl.dot of values that are not tiles")
+        if ta.dtype not in want or tb.dtype not in want:
+            raise TypeRuleError(f"tl.dot ({e.kind}) of {ta.dtype} and {tb.dtype}")
+        out = Ty("i32" if e.kind == "i8" else "fp32", ("R", "C"))
+        if e.c is not None and typeof(e.c, env) != out:
+            raise TypeRuleError("tl.dot's accumulator has another type")
+        return out
+    if isinstance(e, Scan):
+        if not ta.dims or ta.dtype == "i1" or ta.weak:
+            raise TypeRuleError(f"a scan of {ta}")  # cumsum of i1 would be uint32
+        return Ty(ta.dtype, ta.dims)
+    if isinstance(e, Shape):
+        if e.op == "broadcast":
+            if len(ta.dims) != 1:
+                raise TypeRuleError("broadcast of a value that is not 1-D")
+            return Ty(ta.dtype, ("R", "C"))
+        if e.op.startswith("join_split"):
+            if not ta.dims or typeof(e.b, env) != ta or ta.weak:
+                raise TypeRuleError("tl.join of values of different types")
+            return ta
+        if ta.dims != ("R", "C"):
+            raise TypeRuleError(f"{e.op} of a value that is not a tile")
+        return ta
+    if isinstance(e, Gather):
+        tb = typeof(e.b, env)
+        if not ta.dims or tb.dims != ta.dims or tb.dtype not in ("i32", "i64"):
+            raise TypeRuleError("tl.gather's index must be an integer value of the same dims")
+        return Ty(ta.dtype, ta.dims)
+    tb = typeof(e.b, env)  # Rand: the seed, the offsets
+    if ta.dims or ta.dtype not in ("i32", "i64") or tb.dtype != "i32" or tb.weak:
+        raise TypeRuleError("tl.rand needs an integer scalar seed and int32 offsets")
+    return Ty("i32" if e.op == "randint" else "fp32", tb.dims)
+
+
+def shapes_ok(p: Program) -> bool:
+    """Whether the program's tile fits its shape operations: a dot needs R == C >= 16,
+    `tl.trans` / `tl.permute` of a tile R == C (the shrinker changes R and C)."""
+    found: set = set()
+
+    def walk(e):
+        if isinstance(e, Dot):
+            found.add("dot")
+        elif isinstance(e, Shape) and e.op in ("trans", "permute"):
+            found.add("square")
+        for f in ("a", "b", "c"):
+            if hasattr(e, f):
+                walk(getattr(e, f))
+
+    def block(stmts):
+        for s in stmts:
+            if isinstance(s, Assign):
+                walk(s.expr)
+            elif isinstance(s, Atomic):
+                walk(s)
+            elif isinstance(s, Loop):
+                block(s.body)
+            else:
+                block(s.then + s.orelse)
+
+    block(p.body)
+    if "dot" in found and not (p.R == p.C >= 16):
+        return False
+    return "square" not in found or p.R == p.C
 
 
 # ------------------------------------------------------------------ source
@@ -334,6 +499,8 @@ def _render(e, env: dict, t: Ty) -> str:
         return f"tl.{e.op}({render_expr(e.a, env)})"
     if isinstance(e, Reduce):
         return f"tl.{e.op}({render_expr(e.a, env)}, axis={e.axis})"
+    if isinstance(e, Dot | Scan | Shape | Gather | Rand):
+        return _render_newer(e, env)
     if isinstance(e, Where):
         c, a, b = (render_expr(x, env, t.dims) for x in (e.c, e.a, e.b))
         return f"tl.where({c}, {a}, {b})"
@@ -344,6 +511,78 @@ def _render(e, env: dict, t: Ty) -> str:
         a, b = (render_expr(x, env, t.dims, operand=True) for x in (e.a, e.b))
         return f"{a} {e.op} {b}"
     raise TypeError(f"not an expression: {e!r}")
+
+
+def _render_newer(e, env: dict) -> str:
+    a = render_expr(e.a, env)
+    if isinstance(e, Dot):
+        ins = []
+        for x in (e.a, e.b):
+            want = "fp32" if e.kind in ("tf32", "ieee") else e.kind
+            t = typeof(x, env)
+            text = render_expr(x, env, operand=True)
+            ins.append(text if t.dtype == want else f"{text}.to({TL_DTYPE[want]})")
+        if e.c is not None:
+            ins.append(render_expr(e.c, env))
+            if e.kind == "i8":  # upstream asserts an accumulator is of out_dtype (fp32 else)
+                ins.append("out_dtype=tl.int32")
+        if e.kind in ("tf32", "ieee"):
+            ins.append(f'input_precision="{e.kind}"')
+        return f"tl.dot({', '.join(ins)})"
+    if isinstance(e, Scan):
+        rev = ", reverse=True" if e.reverse else ""
+        if e.op == "cumsum":
+            return f"tl.cumsum({a}, axis={e.axis}{rev})"
+        return f"tl.associative_scan({a}, {e.axis}, _maximum{rev})"
+    if isinstance(e, Shape):
+        if e.op == "trans":
+            return f"tl.trans({a})"
+        if e.op == "permute":
+            return f"tl.permute({a}, (1, 0))"
+        if e.op == "reshape_trans":
+            return f"tl.trans(tl.reshape({a}, (C, R)))"
+        if e.op == "trans_reshape":
+            return f"tl.reshape(tl.trans({a}), (R, C))"
+        if e.op == "broadcast":
+            axis = 1 if typeof(e.a, env).dims == ("R",) else 0
+            return f"tl.broadcast_to(tl.expand_dims({a}, {axis}), (R, C))"
+        dims = typeof(e.a, env).dims
+        joined = f"tl.join({a}, {render_expr(e.b, env)})"
+        if len(dims) == 2:
+            moved = f"tl.reshape(tl.permute({joined}, (0, 2, 1)), (R, C, 2))"
+        else:
+            moved = f"tl.reshape(tl.trans({joined}), ({dims[0]}, 2))"
+        return f"tl.split({moved})[{e.op[-1]}]"
+    if isinstance(e, Gather):
+        return f"tl.gather({a}, {render_expr(e.b, env)}, axis={e.axis})"
+    call = f"tl.{e.op}({a}, {render_expr(e.b, env)})"
+    return f"{call}.to(tl.int32, bitcast=True)" if e.op == "randint" else call
+
+
+def _atomic_offsets(s: Atomic, dims: tuple) -> tuple[str, str | None]:
+    """(offsets, mask) of an atomic statement's lanes."""
+    if not s.shared:
+        return _offsets(dims)
+    return {
+        ("R", "C"): ("cols[None, :] + 0 * rows[:, None]", "mask"),
+        ("C",): ("cols", "cmask"),
+        (): ("0", None),
+    }[dims]
+
+
+def _render_atomic(s: Atomic, env: dict) -> str:
+    t = typeof(s.a, env)
+    if t.weak or t.dtype not in ATOMIC_DTYPES[s.op] or (s.op == "cas" and t.dims):
+        raise TypeRuleError(f"tl.atomic_{s.op} of {t}")
+    value = render_expr(s.a, env)
+    if s.op == "cas":
+        return f"tl.atomic_cas({s.buf}_ptr + pid, {render_expr(s.b, env)}, {value})"
+    offs, mask = _atomic_offsets(s, t.dims)
+    if s.b is not None:
+        extra = render_expr(s.b, env, t.dims, operand=True)
+        mask = f"{mask} & {extra}" if mask else extra
+    m = f", mask={mask}" if mask else ""
+    return f"tl.atomic_{s.op}({s.buf}_ptr + {offs}, {value}{m})"
 
 
 def input_env(p: Program) -> dict:
@@ -385,6 +624,7 @@ def render(p: Program, package: str = "tritium") -> str:
     """The kernel's module source; `package="triton"` writes the same kernel for upstream
     Triton (`import triton`, `@triton.jit`: the language is the same)."""
     params = [f"{x.name}_ptr" for x in p.inputs] + [f"out{i}_ptr" for i in range(len(p.outputs))]
+    params += [f"{a.buf}_ptr" for a in p.atomics()]
     params += (
         ["n_rows", "n_cols"] + [s.name for s in p.scalars] + ["R: tl.constexpr", "C: tl.constexpr"]
     )
@@ -412,6 +652,8 @@ def render(p: Program, package: str = "tritium") -> str:
         offs, mask = _offsets(env[o.name].dims)
         m = f", mask={mask}" if mask else ""
         lines.append(f"    tl.store(out{i}_ptr + {offs}, {o.name}{m})")
+    if "_maximum" in "\n".join(lines):  # the combine function of a max scan
+        lines += ["", "", f"@{package}.jit", "def _maximum(a, b):", "    return tl.maximum(a, b)"]
     return "\n".join(lines) + "\n"
 
 
@@ -420,6 +662,9 @@ def _render_block(stmts, env: dict, lines: list, indent: str) -> None:
         if isinstance(s, Assign):
             lines.append(f"{indent}{s.name} = {render_expr(s.expr, env)}")
             env[s.name] = typeof(s.expr, env)
+        elif isinstance(s, Atomic):
+            lines.append(f"{indent}{s.name} = {_render_atomic(s, env)}")
+            env[s.name] = typeof(s.a, env)
         elif isinstance(s, If):
             lines.append(f"{indent}if {render_expr(s.cond, env)}:")
             for block, head in ((s.then, None), (s.orelse, "else:")):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from tritium.testing import fuzz_ir as ir
+from tritium.testing import fuzz_random
 from tritium.testing.fuzz_ir import BITS, FLOATS, INTS, NP_DTYPE, Ty
 
 UNIT = {"fp16": 2.0**-11, "fp32": 2.0**-24}
@@ -52,6 +53,13 @@ def _ulp(v: np.ndarray, dtype: str) -> np.ndarray:
     return np.spacing(np.abs(v).astype(NP_DTYPE[dtype])).astype(np.float64)
 
 
+def _bf16(x: np.ndarray) -> np.ndarray:
+    """float32 values rounded to bfloat16 (to nearest, ties to even), as float64."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
 def _layout(x: Val, dims: tuple) -> tuple[np.ndarray, np.ndarray]:
     """x's arrays reshaped to broadcast against a value of `dims`."""
     if len(dims) == 2 and len(x.ty.dims) == 1:
@@ -63,9 +71,10 @@ def _layout(x: Val, dims: tuple) -> tuple[np.ndarray, np.ndarray]:
 class Model:
     """Evaluates a Program for one launch; `fuzzy` widens bounds for GPU arithmetic."""
 
-    def __init__(self, program: ir.Program, fuzzy: bool = False):
+    def __init__(self, program: ir.Program, fuzzy: bool = False, exact_randn: bool = False):
         self.p = program
         self.fuzzy = fuzzy
+        self.exact_randn = exact_randn  # both sides run the same libm (libdevice)
 
     # ------------------------------------------------------------------ casts
     def cast(self, x: Val, dtype: str) -> Val:
@@ -117,6 +126,10 @@ class Model:
             return self.unary(e.op, self.as_val(self.eval(e.a, env), e.a, tenv), ty)
         if isinstance(e, ir.Reduce):
             return self.reduce(e.op, self.as_val(self.eval(e.a, env), e.a, tenv), e.axis, ty)
+        if isinstance(e, ir.Dot | ir.Scan | ir.Shape | ir.Gather | ir.Rand):
+            args = [self.as_val(self.eval(x, env), x, tenv) if x is not None else None
+                    for x in (e.a, getattr(e, "b", None), getattr(e, "c", None))]  # fmt: skip
+            return self.newer(e, *args, ty)
         if isinstance(e, ir.Where):
             ta, tb = ir.typeof(e.a, tenv), ir.typeof(e.b, tenv)
             ct = ir.computation_type(ta, tb, False)
@@ -287,11 +300,169 @@ class Model:
                 e = x.e.max(axis=axis)
         return self._gpu(Val(v, e, ty)) if op == "sum" else Val(v, e, ty)
 
+    # ------------------------------------------------------------------ newer operations
+    def newer(self, e, a: Val, b: Val | None, c: Val | None, ty: Ty) -> Val:
+        """Dots, scans, shape operations, gathers and random numbers."""
+        if isinstance(e, ir.Dot):
+            return self.dot(e.kind, a, b, c, ty)
+        if isinstance(e, ir.Scan):
+            return self.scan(e.op, a, e.axis, e.reverse, ty)
+        if isinstance(e, ir.Shape):
+            dims = a.ty.dims
+            v = self.reshape(e.op, a.v, b.v if b else None, dims)
+            return Val(v, self.reshape(e.op, a.e, b.e if b else None, dims), ty)
+        if isinstance(e, ir.Gather):
+            idx = b.v.astype(np.int64)
+            v = np.take_along_axis(a.v, idx, e.axis) if idx.ndim else a.v[idx]
+            err = np.take_along_axis(a.e, idx, e.axis) if idx.ndim else a.e[idx]
+            return Val(v, np.where(b.e > 0, np.inf, err), ty)
+        seed = int(np.asarray(a.v))
+        v = getattr(fuzz_random, e.op)(seed, b.v)
+        err = np.where(b.e > 0, np.inf, 0.0) + float(np.asarray(a.e))  # inexact: unknown
+        if e.op == "randn" and not self.exact_randn:
+            err = err + fuzz_random.randn_bound(v) * (4 if self.fuzzy else 1)
+        if e.op == "randint":
+            v = v.view(np.int32)
+        return Val(v, np.where(err > 0, np.inf, 0.0) if e.op == "randint" else err, ty)
+
+    def reshape(self, op: str, x: np.ndarray, y, dims: tuple) -> np.ndarray:
+        """The shape operation `op` on one array (values or bounds) of `dims`."""
+        p = self.p
+        if op in ("trans", "permute"):
+            return x.T
+        if op == "reshape_trans":
+            return x.reshape(p.C, p.R).T
+        if op == "trans_reshape":
+            return x.T.reshape(p.R, p.C)
+        if op == "broadcast":
+            return np.broadcast_to(x.reshape((-1, 1) if dims == ("R",) else (1, -1)), (p.R, p.C))
+        joined = np.stack([x, np.broadcast_to(y, x.shape)], axis=-1)  # (..., n, 2)
+        moved = np.swapaxes(joined, -1, -2).reshape(joined.shape)  # (..., 2, n) as (..., n, 2)
+        return moved[..., int(op[-1])]
+
+    def dot(self, kind: str, a: Val, b: Val, c: Val | None, ty: Ty) -> Val:
+        """fp16 / bf16 / tf32 / fp32 products are exact in float64; their sum of K terms may
+        be in any order in fp32: (K - 1) u sum |a b|; tf32 rounds each input by 2**-11
+        (2**-10 truncating); int8 dots are exact (they cannot overflow int32)."""
+        k = a.v.shape[1]
+        if kind == "i8":
+            av, bv = (x.v.astype(np.int8).astype(np.int64) for x in (a, b))
+            v = av @ bv + (c.v.astype(np.int64) if c is not None else 0)
+            bad = (a.e > 0).any(axis=1)[:, None] | (b.e > 0).any(axis=0)[None, :]
+            if c is not None:
+                bad = bad | (c.e > 0)
+            return Val(v.astype(np.int32), np.where(bad, np.inf, 0.0), ty)
+        ins = []
+        for x in (a, b):
+            v32 = x.v.astype(np.float32)
+            if kind == "fp16":
+                r = v32.astype(np.float16).astype(np.float64)
+            elif kind == "bf16":
+                r = _bf16(v32)
+            else:
+                r = _f64(v32)
+            e = np.where(x.e > 0, x.e + np.abs(r) * (2.0**-8 if kind == "bf16" else 2.0**-11), 0)
+            if kind == "tf32":
+                e = e + np.abs(r) * 2.0**-10
+            ins.append((r, e))
+        (ar, ae), (br, be) = ins
+        exact = ar @ br + (_f64(c.v) if c is not None else 0.0)
+        mag = np.abs(ar) @ np.abs(br)
+        v = exact.astype(np.float32)
+        e = np.abs(ar) @ be + ae @ np.abs(br) + ae @ be + (c.e if c is not None else 0.0)
+        e = e + (k if c is not None else k - 1) * UNIT["fp32"] * 1.01 * mag + _ulp(v, "fp32")
+        if self.fuzzy:
+            e = e + k * UNIT["fp32"] * mag
+        return self._gpu(Val(v, e, ty))
+
+    def scan(self, op: str, a: Val, axis: int, reverse: bool, ty: Ty) -> Val:
+        dt = ty.dtype
+        v, e = (np.flip(x, axis) if reverse else x for x in (a.v, a.e))
+        n = v.shape[axis]
+        with np.errstate(all="ignore"):
+            if op == "cummax":
+                out, err = np.maximum.accumulate(v, axis), np.maximum.accumulate(e, axis)
+            elif dt in FLOATS:
+                out = np.cumsum(_f64(v), axis).astype(NP_DTYPE[dt])
+                mag = np.cumsum(np.abs(_f64(v)), axis)
+                err = np.cumsum(e, axis) + 1.01 * (n - 1) * UNIT[dt] * mag + _ulp(out, dt)
+            else:
+                out = np.cumsum(v, axis, dtype=v.dtype)  # wraps at the width
+                err = np.cumsum(e, axis)
+                big = np.cumsum(np.abs(_f64(v)), axis) + err >= 2.0 ** (BITS[dt] - 1)
+                err = np.where((err > 0) & big, np.inf, err)
+        out, err = (np.flip(x, axis) if reverse else x for x in (out, err))
+        res = Val(out, err, ty)
+        return self._gpu(res) if op == "cumsum" else res
+
+    def atomic(self, s: ir.Atomic, value: Val, other: Val | None) -> Val:
+        """Apply one atomic statement of this program id to its buffer; the old values
+        (not defined where lanes share an element, or a lane is masked off)."""
+        pid, rows, cols, rmask, cmask = self.lanes
+        p, (buf, berr) = self.p, self.buffers[s.buf]
+        dims, dt = value.ty.dims, value.ty.dtype
+        if s.op == "cas":
+            old, old_e = buf[pid].copy(), berr[pid]
+            cmp = self.cast(other, dt)
+            if float(cmp.e) > 0 or old_e > 0:
+                berr[pid] = np.inf
+            elif old == cmp.v:
+                buf[pid], berr[pid] = value.v, float(value.e)
+            return Val(old, old_e, value.ty)
+        shape = self.shape(dims)
+        inside = {("R", "C"): rmask[:, None] & cmask[None, :], ("R",): rmask, ("C",): cmask,
+                  (): np.True_}[dims] & np.ones(shape, bool)  # fmt: skip
+        active, unsure = inside, np.zeros(shape, bool)
+        if other is not None:
+            cv, ce = _layout(self.cast(other, "i1"), dims)
+            active = inside & np.broadcast_to(cv, shape)
+            unsure = inside & np.broadcast_to(ce > 0, shape)
+        if s.shared:
+            idx = np.broadcast_to(cols if dims else np.int32(0), shape)
+        else:
+            idx = {("R", "C"): rows[:, None] * p.n_cols + cols[None, :], ("R",): rows,
+                   ("C",): pid * p.n_cols + cols, (): np.int32(pid)}[dims]  # fmt: skip
+            idx = np.broadcast_to(idx, shape)
+        old = np.zeros(shape, NP_DTYPE[dt])
+        old_e = np.full(shape, np.inf)
+        vv, ve = np.broadcast_to(value.v, shape), np.broadcast_to(value.e, shape)
+        spread = self.spread.setdefault(s.buf, np.zeros((2, buf.size)))  # sum |x|, adds
+        for lane in zip(*np.nonzero(np.ones(shape, bool))) if shape else [()]:
+            j = int(idx[lane])
+            if unsure[lane]:  # the lane may or may not apply: the element is unknown
+                berr[j] = np.inf
+                continue
+            if not active[lane]:
+                continue
+            old[lane], old_e[lane] = buf[j], (np.inf if s.shared else berr[j])
+            x, xe = vv[lane], ve[lane]
+            with np.errstate(all="ignore"):
+                if s.op == "add":
+                    new = np.asarray(buf[j] + x).astype(buf.dtype)
+                    err = berr[j] + xe
+                    if dt in FLOATS and s.shared:  # summed in any order: bounded at the end
+                        spread[:, j] += (abs(float(x)), 1)
+                    elif dt in FLOATS and err > 0:
+                        err += float(_ulp(new, dt))
+                    elif dt in INTS and err > 0:
+                        err = np.inf
+                elif s.op in ("max", "min"):
+                    new, err = (max if s.op == "max" else min)(buf[j], x), max(berr[j], xe)
+                else:  # xchg (each lane its own element)
+                    new, err = x, xe
+            buf[j], berr[j] = new, err
+        return Val(old, old_e, value.ty)
+
     # ------------------------------------------------------------------ statements
     def run_block(self, stmts, env: dict) -> None:
         for s in stmts:
             if isinstance(s, ir.Assign):
                 env[s.name] = self.as_val(self.eval(s.expr, env), s.expr, None)
+                continue
+            if isinstance(s, ir.Atomic):
+                value = self.as_val(self.eval(s.a, env), s.a, None)
+                other = self.as_val(self.eval(s.b, env), s.b, None) if s.b is not None else None
+                env[s.name] = self.atomic(s, value, other)
                 continue
             if isinstance(s, ir.If):
                 c = self.cast(self.as_val(self.eval(s.cond, env), s.cond, None), "i1")
@@ -310,13 +481,17 @@ class Model:
             env.pop(s.var, None)
 
     def run(self, data: dict) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Expected outputs (values, error bounds) for the input arrays in `data`."""
+        """Expected outputs (values, error bounds) for the input arrays in `data`, then
+        the atomic statements' buffers after the launch."""
         p = self.p
         outs = [None] * len(p.outputs)
+        self.buffers = {a.buf: (data[a.buf].copy(), np.zeros(data[a.buf].size)) for a in p.atomics()}
+        self.spread: dict = {}
         for pid in range(p.grid):
             rows = pid * p.R + np.arange(p.R, dtype=np.int32)
             cols = np.arange(p.C, dtype=np.int32)
             rmask, cmask = rows < p.n_rows, cols < p.n_cols
+            self.lanes = (pid, rows, cols, rmask, cmask)
             env: dict = {
                 "pid": Val(np.int32(pid), 0.0, Ty("i32", ())),
                 "rows": Val(rows, 0.0, Ty("i32", ("R",))),
@@ -337,7 +512,13 @@ class Model:
                 if outs[i] is None:
                     outs[i] = output_arrays(p, o, env[o.name].ty.dims)
                 store(outs[i], val, pid, rows, cols, rmask, cmask, p)
-        return outs
+        for name, (mag, adds) in self.spread.items():  # float adds sharing an element
+            buf, berr = self.buffers[name]
+            if buf.dtype.kind == "f":
+                dt = "fp32" if buf.dtype == np.float32 else "fp16"
+                start = np.abs(_f64(data[name]))
+                berr += np.where(adds > 0, adds * UNIT[dt] * (start + mag) + _ulp(buf, dt), 0.0)
+        return outs + [self.buffers[a.buf] for a in p.atomics()]
 
     def load(self, x: ir.Input, arr: np.ndarray, pid, rows, cols, rmask, cmask) -> np.ndarray:
         p = self.p

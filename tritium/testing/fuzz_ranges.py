@@ -26,7 +26,7 @@ from tritium.testing.fuzz_ir import (
     Zeros,
 )
 
-LIMIT = {"fp16": 2.0e4, "fp32": 1.0e30}  # largest magnitude a float value may reach
+LIMIT = {"fp16": 2.0e4, "bf16": 1.0e30, "fp32": 1.0e30}  # largest magnitude a float value may reach
 EXP_MAX = {"fp16": 8.0, "fp32": 60.0}
 
 
@@ -40,7 +40,7 @@ class Invalid(Exception):
 def full_range(dtype: str) -> tuple[float, float]:
     if dtype == "i1":
         return 0, 1
-    if dtype in INTS:
+    if dtype in INTS or dtype == "i8":  # int8: a dot's operands only
         return -(2 ** (BITS[dtype] - 1)), 2 ** (BITS[dtype] - 1) - 1
     return -LIMIT[dtype], LIMIT[dtype]
 
@@ -48,7 +48,7 @@ def full_range(dtype: str) -> tuple[float, float]:
 def fit(r: tuple, dtype: str) -> tuple:
     """Range `r` as a `dtype` value: integers wrap to the full range, floats must fit."""
     lo, hi = r
-    if dtype in INTS:
+    if dtype in INTS or dtype == "i8":
         flo, fhi = full_range(dtype)
         return (lo, hi) if flo <= lo and hi <= fhi else (flo, fhi)
     if max(abs(lo), abs(hi)) > LIMIT[dtype]:
@@ -62,6 +62,8 @@ def _convert(r: tuple, src: str, dst: str) -> tuple:
         return r
     if dst == "i1":
         raise Invalid("cast to i1")
+    if src == "i1" and dst == "i8":
+        return r
     if src in FLOATS and dst in INTS:
         bound = 2.0 ** (BITS[dst] - 1) - 2**11
         if max(abs(r[0]), abs(r[1])) >= bound:
@@ -117,6 +119,30 @@ class Ranges:
             return min(a[0], b[0]), max(a[1], b[1])
         if isinstance(e, BinOp):
             return self._binop(e, t)
+        if isinstance(e, ir.Dot):
+            want = {"i8": "i8", "tf32": "fp32", "ieee": "fp32"}.get(e.kind, e.kind)
+            a, b = (_convert(self.of(x), ir.typeof(x, self.types).dtype, want) for x in (e.a, e.b))
+            m = self.p.C * max(abs(a[0]), abs(a[1])) * max(abs(b[0]), abs(b[1]))
+            c = self.of(e.c) if e.c is not None else (0, 0)
+            return fit((c[0] - m, c[1] + m), t.dtype)
+        if isinstance(e, ir.Scan):
+            lo, hi = self.of(e.a)
+            if e.op == "cummax":
+                return lo, hi
+            n = self.p.R if ir.typeof(e.a, self.types).dims[e.axis] == "R" else self.p.C
+            return fit((min(lo, n * lo), max(hi, n * hi)), t.dtype)
+        if isinstance(e, ir.Shape):
+            lo, hi = self.of(e.a)
+            if e.b is not None:
+                blo, bhi = self.of(e.b)
+                lo, hi = min(lo, blo), max(hi, bhi)
+            return lo, hi
+        if isinstance(e, ir.Gather):
+            self.of(e.b)
+            return self.of(e.a)
+        if isinstance(e, ir.Rand):
+            self.of(e.b)
+            return {"rand": (0.0, 1.0), "randn": (-7.0, 7.0), "randint": full_range("i32")}[e.op]
         raise TypeError(e)
 
     def _as(self, e, dtype: str) -> tuple:

@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tritium.testing import fuzz
+from tritium.testing import fuzz, fuzz_ops
 from tritium.testing.differential.defined import DefinedModel, Undefined
 from tritium.testing.differential.known import Known, classify
 from tritium.testing.differential.shrink import shrink
@@ -45,9 +45,10 @@ MODES = ("interpret", "gpu")
 # ------------------------------------------------------------------ programs
 
 
-def generate(n: int, seed: int, gpu: bool = False, max_statements: int = 12) -> list[Program]:
-    """`n` random kernels (reductions included; math in fp32, which upstream accepts),
-    the same ones for the same seed."""
+def generate(n: int, seed: int, gpu: bool = False, max_statements: int = 12,
+             features: tuple = fuzz_ops.FEATURES) -> list[Program]:  # fmt: skip
+    """`n` random kernels (reductions and the newer operations included; math in fp32,
+    which upstream accepts), the same ones for the same seed."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as seed_of
 
@@ -58,7 +59,7 @@ def generate(n: int, seed: int, gpu: bool = False, max_statements: int = 12) -> 
               suppress_health_check=list(HealthCheck))  # fmt: skip
     @seed_of(seed)
     @given(fuzz.programs(profile=profile, max_statements=max_statements, reductions=True,
-                         upstream=True))  # fmt: skip
+                         upstream=True, features=tuple(features)))  # fmt: skip
     def draw(p):
         out.append(p)
 
@@ -101,7 +102,12 @@ def _upstream_result(up, ticket: int):
 
 
 def _expected(p: Program, data: dict, mode: str):
-    return DefinedModel(p, fuzzy=mode == "gpu").run(data)
+    """The model's outputs; `tl.randn` bit for bit on the GPU when tritium links
+    libdevice as upstream does (TRITIUM_LIBDEVICE=auto), within a bound otherwise."""
+    from tritium import config
+
+    same_libm = mode == "gpu" and config.libdevice() is not None
+    return DefinedModel(p, fuzzy=mode == "gpu", exact_randn=same_libm).run(data)
 
 
 def evaluate(p: Program, up, mode: str) -> Verdict:
@@ -164,6 +170,7 @@ class Report:
     kinds: Counter = field(default_factory=Counter)
     classes: Counter = field(default_factory=Counter)  # class or known name -> mismatches
     findings: list[Finding] = field(default_factory=list)
+    mismatched: list[int] = field(default_factory=list)  # indices into the programs run
 
     @property
     def mismatches(self) -> int:
@@ -183,6 +190,7 @@ class Report:
             "seconds": round(self.seconds, 1),
             "upstream_restarts": self.upstream_restarts,
             "findings": [f.to_json() for f in self.findings],
+            "mismatched": self.mismatched,
         }
 
     def text(self) -> str:
@@ -244,7 +252,7 @@ def run(
                 queued.append((p, data, None, None))
                 continue
             queued.append((p, data, expected, _submit(up, p, data)))
-        for p, data, expected, ticket in queued:
+        for index, (p, data, expected, ticket) in enumerate(queued, start):
             report.programs += 1
             if expected is None:
                 report.undefined += 1
@@ -257,6 +265,7 @@ def run(
                 report.agree += 1
                 continue
             known = classify(p, v, fixed)
+            report.mismatched.append(index)
             f = Finding(p, v, known)
             if known is not None:
                 report.classes[known.name] += 1
@@ -289,7 +298,10 @@ def _shrink_finding(f: Finding, up, mode: str) -> None:
     sig = f.verdict.signature
 
     def still_fails(c: Program) -> bool:
-        return evaluate(c, up, mode).signature == sig
+        try:
+            return evaluate(c, up, mode).signature == sig
+        except Exception:  # a candidate the model or the data cannot take: not this one
+            return False
 
     f.shrunk = shrink(f.program, still_fails)
     f.shrunk_verdict = evaluate(f.shrunk, up, mode)
@@ -384,9 +396,11 @@ def repro_script(p: Program, mode: str, summary: str = "", name: str = "repro.py
         + "]"
     )
     outputs = ", ".join(
-        f"arg(np.full({o.size}, {SENTINEL[out.dtype]!r}, dtype=np.{NP_DTYPE[out.dtype]}))"
-        for o, out in zip(outs, p.outputs)
-    )
+        [f"arg(np.full({o.size}, {SENTINEL[out.dtype]!r}, dtype=np.{NP_DTYPE[out.dtype]}))"
+         for o, out in zip(outs, p.outputs)]
+        + [f"arg(np.array({data[a.buf].tolist()!r}, dtype=np.{data[a.buf].dtype}))"
+           for a in p.atomics()]  # the atomic statements' buffers, as they start
+    )  # fmt: skip
     scalars = "".join(f"{a!r}, " for a in args[len(p.inputs) + len(outs) :])
     gpu = mode == "gpu"
     body = "\n".join(summary.splitlines()) if summary else "(not recorded)"
@@ -398,7 +412,7 @@ def repro_script(p: Program, mode: str, summary: str = "", name: str = "repro.py
         theirs="compiled kernel on the GPU" if gpu else "interpreter",
         summary=body.replace('"""', "'''"),
         gpu=gpu,
-        kernel="\n".join(src[start:]),
+        kernel="\n".join(src[start:]).replace("@triton.jit", "@jit"),
         inputs=ins,
         outputs=outputs,
         grid=p.grid,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tritium.testing import fuzz_ir as ir
 from tritium.testing.fuzz_ir import BITS, FLOATS, INTS
 from tritium.testing.fuzz_model import Model, Val
 
@@ -48,6 +49,17 @@ class DefinedModel(Model):
         if a.ty.dtype == "i1" and op != "sum":
             raise Undefined(f"tl.{op} of i1 (the model does not model it)")
         return _finite(super().reduce(op, a, axis, ty), f"tl.{op}")
+
+    def newer(self, e, a, b, c, ty):
+        if isinstance(e, ir.Gather):
+            n = a.v.shape[e.axis] if a.v.ndim else 1
+            if np.any((b.v < 0) | (b.v >= n)):
+                raise Undefined("a tl.gather index out of range")
+        if isinstance(e, ir.Dot) and e.kind == "fp16":
+            for x in (a, b):
+                if np.any(np.abs(x.v.astype(np.float64)) > 65504):
+                    raise Undefined("a tl.dot operand does not fit fp16")
+        return _finite(super().newer(e, a, b, c, ty), type(e).__name__)
 
     def cast(self, x: Val, dtype: str) -> Val:
         src = x.ty.dtype

@@ -44,6 +44,8 @@ def _subst_block(stmts, name: str, value) -> tuple:
     for s in stmts:
         if isinstance(s, Assign):
             out.append(Assign(s.name, _substitute(s.expr, name, value)))
+        elif isinstance(s, ir.Atomic):
+            out.append(_substitute(s, name, value))
         elif isinstance(s, Loop):
             stop = _substitute(s.stop, name, value)
             out.append(Loop(s.var, s.start, stop, s.step, _subst_block(s.body, name, value)))
@@ -82,6 +84,9 @@ def _block_edits(stmts: tuple) -> Iterator[tuple]:
                 yield head + (If(s.cond, then, s.orelse),) + tail
             for orelse in _block_edits(s.orelse):
                 yield head + (If(s.cond, s.then, orelse),) + tail
+        elif isinstance(s, ir.Atomic):
+            for e in _expr_edits(s.a):
+                yield head + (dataclasses.replace(s, a=e),) + tail
         else:
             for e in _expr_edits(s.expr):
                 yield head + (Assign(s.name, e),) + tail
@@ -90,7 +95,7 @@ def _block_edits(stmts: tuple) -> Iterator[tuple]:
 def _assigned(stmts) -> list[str]:
     out = []
     for s in stmts:
-        if isinstance(s, Assign):
+        if isinstance(s, Assign | ir.Atomic):
             out.append(s.name)
         elif isinstance(s, Loop):
             out += _assigned(s.body)
@@ -143,6 +148,8 @@ def candidates(p: Program) -> Iterator[Program]:
     for s in p.body:
         if isinstance(s, Assign):
             types[s.name] = ir.typeof(s.expr, types)
+        elif isinstance(s, ir.Atomic):
+            types[s.name] = ir.typeof(s.a, types)
     for i, o in enumerate(p.outputs):
         own = types.get(o.name)
         if own is not None and own.dtype not in (o.dtype, "i1"):
@@ -154,8 +161,8 @@ def _assigns_a_constant(stmts, env: dict) -> bool:
     language makes that a tensor (fp32 here), the fuzzer's typing keeps it a literal, so
     the generator never writes one, and neither may the shrinker."""
     for s in stmts:
-        if isinstance(s, Assign):
-            t = ir.typeof(s.expr, env)
+        if isinstance(s, Assign | ir.Atomic):
+            t = ir.typeof(s.expr if isinstance(s, Assign) else s.a, env)
             if t.weak:
                 return True
             env[s.name] = t
@@ -173,7 +180,7 @@ def _assigns_a_constant(stmts, env: dict) -> bool:
 def renders(p: Program) -> bool:
     """Whether `p` is a program the generator could have written: every name defined,
     every type rule kept, no constant assigned."""
-    if not p.outputs:
+    if not p.outputs or not ir.shapes_ok(p):
         return False
     try:
         p.source()

@@ -145,7 +145,10 @@ class Upstream:
         return reply
 
     # ------------------------------------------------------------------ requests
-    def submit(self, source: str, name: str, grid, args, kwargs=None, outputs=()) -> int:
+    def submit(self, source: str, name: str, grid, args, kwargs=None, outputs=(),
+               views=None) -> int:  # fmt: skip
+        """`views`: argument index -> a torch dtype the array's bits are read as
+        ("bfloat16" for an int16 array holding bf16 bits: numpy has no bf16)."""
         rid = next(self._ids)
         spec, outs = [], {}
         for i, a in enumerate(args):
@@ -153,6 +156,8 @@ class Upstream:
                 path = self.dir / f"r{rid}_a{i}.npy"
                 np.save(path, a)
                 spec.append({"npy": str(path)})
+                if views and i in views:
+                    spec[-1]["view"] = views[i]
             else:
                 spec.append({"value": a.item() if isinstance(a, np.generic) else a})
         for i in outputs:
@@ -195,8 +200,9 @@ class Upstream:
             for path in inputs + [Path(o) for o in outputs]:
                 path.unlink(missing_ok=True)
 
-    def run(self, source: str, name: str, grid, args, kwargs=None, outputs=()) -> Ran | Failed:
-        return self.result(self.submit(source, name, grid, args, kwargs, outputs))
+    def run(self, source: str, name: str, grid, args, kwargs=None, outputs=(),
+            views=None) -> Ran | Failed:  # fmt: skip
+        return self.result(self.submit(source, name, grid, args, kwargs, outputs, views))
 
     # ------------------------------------------------------------------ lifetime
     def close(self) -> None:

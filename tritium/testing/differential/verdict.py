@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tritium.testing.fuzz import results
 from tritium.testing.fuzz_ir import NP_DTYPE, Program
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -108,7 +109,7 @@ def compare(p: Program, tritium, upstream, expected) -> Verdict:
     if u_err:
         return Verdict("upstream-error", error=upstream)
     v = Verdict("agree")
-    for i, (o, t, u, (want, err)) in enumerate(zip(p.outputs, tritium, upstream, expected)):
+    for i, (o, t, u, (want, err)) in enumerate(zip(results(p), tritium, upstream, expected)):
         want = want.astype(NP_DTYPE[o.dtype])
         if t.dtype != want.dtype or u.dtype != want.dtype or t.shape != want.shape:
             v.kind = "values"

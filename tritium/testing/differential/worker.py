@@ -10,7 +10,8 @@ It reads one JSON request per line on stdin and answers one JSON line per reques
 stdout (Python's own stdout is redirected to stderr, so nothing else lands there):
 
     {"id": 7, "source": "import triton\\n...", "name": "fuzz_kernel", "grid": [2],
-     "args": [{"npy": "/tmp/d/a0.npy"}, {"value": 13}, ...], "kwargs": {"R": 4, "C": 8},
+     "args": [{"npy": "/tmp/d/a0.npy"}, {"npy": "/tmp/d/a1.npy", "view": "bfloat16"},
+              {"value": 13}, ...], "kwargs": {"R": 4, "C": 8},
      "outputs": {"2": "/tmp/d/u2.npy"}}
     -> {"id": 7, "ok": true, "seconds": 0.01}
     -> {"id": 7, "ok": false, "error": "CompilationError: ...", "seconds": 0.2}
@@ -88,6 +89,17 @@ class Runner:
             "fixed_float_args": self.fixed,
         }
 
+    def value(self, v):
+        """A JSON value as the kernel takes it: {"dtype": "fp16"} is upstream's dtype,
+        {"tuple": [...]} a tuple."""
+        if isinstance(v, dict) and "dtype" in v:
+            return self.triton.language.dtype(v["dtype"])
+        if isinstance(v, dict) and "tuple" in v:
+            return tuple(self.value(x) for x in v["tuple"])
+        if isinstance(v, list):
+            return [self.value(x) for x in v]
+        return v
+
     def load(self, source: str, name: str):
         self.count += 1
         path = os.path.join(self.dir, f"kernel_{self.count}.py")
@@ -100,18 +112,25 @@ class Runner:
 
     def run(self, req: dict) -> dict:
         kernel = self.load(req["source"], req["name"])
-        args = []
-        for a in req["args"]:
+        args, bits = [], {}
+        for i, a in enumerate(req["args"]):
             if "npy" in a:
                 t = self.torch.from_numpy(self.np.load(a["npy"]))
+                if a.get("view"):  # e.g. bf16 bits in an int16 array
+                    bits[i] = t.dtype
+                    t = t.view(getattr(self.torch, a["view"]))
                 args.append(t.to(self.device) if self.device != "cpu" else t)
             else:
-                args.append(a["value"])
-        kernel[tuple(req["grid"])](*args, **req.get("kwargs", {}))
+                args.append(self.value(a["value"]))
+        kwargs = {k: self.value(v) for k, v in req.get("kwargs", {}).items()}
+        kernel[tuple(req["grid"])](*args, **kwargs)
         if self.device != "cpu":
             self.torch.cuda.synchronize()
         for index, path in req.get("outputs", {}).items():
-            self.np.save(path, args[int(index)].cpu().numpy())
+            t = args[int(index)].cpu()
+            if int(index) in bits:
+                t = t.view(bits[int(index)])
+            self.np.save(path, t.numpy())
         return {}
 
 
