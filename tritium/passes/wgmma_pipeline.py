@@ -307,6 +307,13 @@ def _keep_in_flight(plan: _InFlight, wait: WarpGroupDotWaitOp) -> None:
     """Wait for all but the latest group, then refill the retired stage; after the loop,
     wait for the last group before the accumulator is read (module docstring)."""
     wait.attributes["pendings"] = IntegerAttr(1, 32)
+    _refill_after(plan, wait)
+
+
+def _refill_after(plan: _InFlight | _ChainInFlight, wait: WarpGroupDotWaitOp) -> None:
+    """Move the loop's refills (cp.async copies and their commit) right after `wait`, the
+    wait that retires the stage they overwrite, and wait for the last group after the loop,
+    before the accumulator it carries is read."""
     anchor: Operation = wait
     for op in [*plan.copies, plan.commit]:
         op.detach()
@@ -406,15 +413,7 @@ def _keep_chain_in_flight(plan: _ChainInFlight) -> None:
     plan.wait2.outputs[0].replace_all_uses_with(plan.wait2.inputs[0])
     plan.wait2.detach()
     plan.wait2.erase()
-    anchor: Operation = wait1
-    for op in [*plan.copies, plan.commit]:
-        op.detach()
-        anchor = insert_after(anchor, op)
-    result = plan.loop.results[plan.acc]
-    uses = list(result.uses)
-    done = insert_after(plan.loop, WarpGroupDotWaitOp([result], pendings=0))
-    for use in uses:
-        use.operation.operands[use.index] = done.outputs[0]
+    _refill_after(plan, wait1)
 
 
 def wgmma_pipeline(module: ModuleOp, in_flight: bool = True) -> int:
