@@ -92,14 +92,7 @@ def test_mma_steps_compute_the_matmul(kind, M, N, K, num_warps):
             for ln in range(32):
                 for j, r in enumerate(st.c):
                     rc[w][ln][r] = d[ln][j]
-    want = A @ B + C
-    first = {}
-    for r in range(lc.num_registers):
-        first.setdefault(lc.register_coord(r), r)
-    for w, ln in itertools.product(range(lc.num_warps), range(32)):
-        for r in range(lc.num_registers):
-            lead = first[lc.register_coord(r)]
-            assert rc[w][ln][lead] == want[lc.coord(r, ln, w)], (w, ln, r)
+    _assert_accumulator(rc, lc, A @ B + C)
 
 
 @pytest.mark.parametrize(
@@ -133,13 +126,7 @@ def test_promoted_fp8_steps_compute_the_matmul(M, N, K, num_warps):
                 for ln in range(32):
                     for j, r in enumerate(st.c):
                         rc[w][ln][r] = d[ln][j]
-    want = A @ B + C
-    first = {}
-    for r in range(lc.num_registers):
-        first.setdefault(lc.register_coord(r), r)
-    for w, ln in itertools.product(range(lc.num_warps), range(32)):
-        for r in range(lc.num_registers):
-            assert rc[w][ln][first[lc.register_coord(r)]] == want[lc.coord(r, ln, w)], (w, ln, r)
+    _assert_accumulator(rc, lc, A @ B + C)
 
 
 # --------------------------------------------------------------------------- ldmatrix
@@ -301,3 +288,15 @@ def test_vector_widths():
         layout, tile_of(SwizzledSharedEncodingAttr(4, 1, 8, [0, 1]), (64, 32)), 4
     )
     assert across.vector_width() == 1
+
+
+def _assert_accumulator(rc, lc, want) -> None:
+    """Every register of the accumulator layout `lc` holds `want` at its coordinate (a
+    replicated coordinate is read from its first register, the one the mma wrote)."""
+    first = {}
+    for r in range(lc.num_registers):
+        first.setdefault(lc.register_coord(r), r)
+    for w, ln in itertools.product(range(lc.num_warps), range(32)):
+        for r in range(lc.num_registers):
+            assert rc[w][ln][first[lc.register_coord(r)]] == want[lc.coord(r, ln, w)], (w, ln, r)
+
