@@ -298,6 +298,7 @@ def _write_aot(args, kernel, constexprs: dict) -> None:
 def main(argv=None) -> int:
     from tritium import config
     from tritium.errors import ArgumentError, CompilationError, TritiumError
+    from tritium.gc_pause import gc_paused
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -309,7 +310,8 @@ def main(argv=None) -> int:
             print(f"tritium: error: {e}", file=sys.stderr)
             return 2
     try:
-        return cmd_compile(args)
+        with gc_paused():  # importing the kernel's file, the compiler and compiling
+            return cmd_compile(args)
     except (UsageError, ArgumentError) as e:
         if show_tb:
             raise

@@ -16,8 +16,6 @@ interpreter). The result is a `CompiledKernel`: every stage's text in `asm` and 
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import pathlib
 import time
@@ -26,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from tritium import config
 from tritium.errors import ArgumentError, CompilationError, TritiumError
 from tritium.frontend.kernel_source import KernelSource, stable_value
+from tritium.gc_pause import gc_paused as _gc_paused
 from tritium.ir.printer import print_ir
 from tritium.options import Options
 from tritium.runtime.metadata import KernelMetadata
@@ -459,20 +458,6 @@ def compile_kernel(
     (`_gc_paused`)."""
     with _gc_paused():
         return _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop)
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """The cyclic GC off for one compile (unless already off): its collections, every few
-    thousand allocations, were 3-4% of a dot kernel's compile. Reference counting still
-    frees what is dropped; cycles (IR ops and their blocks) wait until the compile ends."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop):
