@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import os
 import pathlib
 import sys
 import traceback
@@ -143,7 +144,6 @@ def _parser() -> argparse.ArgumentParser:
 def cmd_run(args) -> int:
     """`tritium run`: the program runs as `python SCRIPT.py ARGS` / `python -m MODULE ARGS`
     would, its own errors and exit status untouched, with `import triton` served by tritium."""
-    import os
     import runpy
 
     from tritium import triton_alias
@@ -343,5 +343,26 @@ def main(argv=None) -> int:
         return 1
 
 
+def entry() -> None:
+    """The `tritium` command (`python -m tritium`, the console script): `main()`, then exit.
+
+    After `tritium compile` the process ends at once (`os._exit`, the output streams
+    flushed first) instead of through Python's finalization, which tears down every module
+    and object one by one: with xDSL's and tritium's classes and the compiled IR loaded
+    that was ~0.1 CPU s, a fifth of the command (docs/performance.md). The compile has
+    written and closed its files by then and starts no thread or child that outlives it.
+    `tritium run` exits as Python does: the program's atexit handlers and finalizers run."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    if argv[:1] == ["compile"]:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe: nothing more can reach it
+                code = code or 1
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
