@@ -82,13 +82,16 @@ def test_the_command_flushes_its_output_and_keeps_its_exit_status(tmp_path):
     assert failed.returncode == 1 and "undefined_name" in failed.stderr, failed.stderr
 
 
-def test_the_command_ends_without_python_finalization(tmp_path):
+def test_the_command_ends_without_python_finalization(tmp_path, monkeypatch):
     # an atexit handler registered by the kernel's file runs at a normal exit; after
-    # `tritium compile` none runs (the process ends at once, docs/performance.md)
+    # `tritium compile` none runs (the process ends at once, docs/performance.md). The
+    # file sees OPENBLAS_NUM_THREADS=1 (no BLAS thread per core for its numpy).
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     kernel = tmp_path / "k.py"
     kernel.write_text(
-        "import atexit, tritium, tritium.language as tl\n"
-        f"atexit.register(lambda: open({str(tmp_path / 'ran')!r}, 'w').close())\n\n"
+        "import atexit, os, tritium, tritium.language as tl\n"
+        f"atexit.register(lambda: open({str(tmp_path / 'ran')!r}, 'w').close())\n"
+        f"open({str(tmp_path / 'blas')!r}, 'w').write(os.environ['OPENBLAS_NUM_THREADS'])\n\n"
         "@tritium.jit\ndef k(x, B: tl.constexpr):\n    tl.store(x + tl.arange(0, B), 1.0)\n"
     )
     proc = subprocess.run([sys.executable, "-m", "tritium", "compile", f"{kernel}:k",
@@ -96,3 +99,4 @@ def test_the_command_ends_without_python_finalization(tmp_path):
                           capture_output=True, text=True, timeout=300, env=_env(tmp_path))  # fmt: skip
     assert proc.returncode == 0 and "tt.store" in proc.stdout, proc.stderr
     assert not (tmp_path / "ran").exists()
+    assert (tmp_path / "blas").read_text() == "1"

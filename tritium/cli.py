@@ -351,10 +351,18 @@ def entry() -> None:
     and object one by one: with xDSL's and tritium's classes and the compiled IR loaded
     that was ~0.1 CPU s, a fifth of the command (docs/performance.md). The compile has
     written and closed its files by then and starts no thread or child that outlives it.
-    `tritium run` exits as Python does: the program's atexit handlers and finalizers run."""
+    `tritium run` exits as Python does: the program's atexit handlers and finalizers run.
+
+    For `tritium compile`, numpy's OpenBLAS gets one thread (unless OPENBLAS_NUM_THREADS
+    is set): a kernel's file that imports numpy would otherwise start a BLAS thread per
+    core, each spinning a while, for math this process never does
+    (~0.05 CPU s of `import numpy` on the 2-core machine, more with more cores)."""
     argv = sys.argv[1:]
+    compiling = argv[:1] == ["compile"]
+    if compiling:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     code = main(argv)
-    if argv[:1] == ["compile"]:
+    if compiling:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
