@@ -17,7 +17,8 @@ ARGS = ["compile", f"{ROOT / 'examples' / 'vector_add.py'}:add_kernel",
 
 # Modules the CLI's compile of vector add to PTX must not import (prefixes): the GPU and
 # the launch path, the interpreter, autotuning, the AOT and testing helpers, the triton
-# alias, and the lowerings (with their tables) of ops vector add does not have.
+# alias, libdevice's functions, and the lowerings (with their tables) of ops vector add
+# does not have.
 FORBIDDEN = (
     "cuda", "torch", "cupy",
     "tritium.runtime.launcher", "tritium.runtime.staging", "tritium.runtime.interpreter",
@@ -28,7 +29,7 @@ FORBIDDEN = (
     "tritium.codegen.lower.math_ops", "tritium.codegen.lower.atomic",
     "tritium.codegen.lower.dot", "tritium.codegen.lower.local_memory",
     "tritium.codegen.lower.ldmatrix", "tritium.codegen.lower.scan",
-    "tritium.codegen.lower.print_op",
+    "tritium.codegen.lower.print_op", "tritium.language.extra", "tritium.frontend.libdevice",
 )  # fmt: skip
 
 SCRIPT = """

@@ -155,4 +155,13 @@ class PropagateNan:
 
 
 from tritium.frontend import math_namespace as math  # noqa: E402,F401
-from tritium.language import extra  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # `tl.extra` (libdevice's ~150 functions, each built with its signature) loads on first
+    # use: most kernels never call libdevice
+    if name == "extra":
+        import importlib
+
+        return importlib.import_module("tritium.language.extra")
+    raise AttributeError(f"module 'tritium.language' has no attribute {name!r}")
