@@ -360,7 +360,9 @@ def entry() -> None:
     argv = sys.argv[1:]
     compiling = argv[:1] == ["compile"]
     if compiling:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        from tritium import config
+
+        config.set_default("OPENBLAS_NUM_THREADS", "1")
     code = main(argv)
     if compiling:
         for stream in (sys.stdout, sys.stderr):
