@@ -60,6 +60,18 @@ def test_the_compile_path_imports_no_launch_path_and_no_rare_lowering(tmp_path):
     assert "tritium.codegen.lower.memory" in loaded and "llvmlite.binding" in loaded
 
 
+def test_a_compile_that_stops_before_llvm_ir_loads_neither_llvmlite_nor_the_lowerings(tmp_path):
+    for emit in ("ttir", "ttgir"):
+        out = tmp_path / f"add.{emit}"
+        proc = subprocess.run([sys.executable, "-c", SCRIPT, *ARGS, "-o", str(out)],
+                              capture_output=True, text=True, timeout=300, env=_env(tmp_path))  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        loaded = json.loads(proc.stdout.splitlines()[-1])["modules"]
+        assert "tt.store" in out.read_text()
+        bad = [m for m in loaded if m.startswith(("llvmlite", "tritium.codegen.lower"))]
+        assert not bad, f"--emit {emit} imported {bad}"
+
+
 def test_the_command_flushes_its_output_and_keeps_its_exit_status(tmp_path):
     env = _env(tmp_path)
     cmd = [sys.executable, "-m", "tritium", *ARGS]

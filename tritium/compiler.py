@@ -293,9 +293,6 @@ def lower(
     register and spill counts; None when stopped before LLVM IR). `libdevice`: math calls
     NVIDIA's libdevice at that path (TRITIUM_LIBDEVICE; the llir declares the `__nv_*`
     functions, the ptx holds those called)."""
-    from tritium.codegen import lower_to_llvm
-    from tritium.codegen.ptx import llir_to_ptx
-    from tritium.codegen.tools import assemble, disassemble
     from tritium.passes.pipeline import run_ttgir_passes
 
     asm: dict = {}
@@ -303,6 +300,10 @@ def lower(
     asm["ttgir"] = print_ir(module, locations=True)
     if stop == "ttgir":
         return asm, None
+    from tritium.codegen import lower_to_llvm  # (llvmlite: only a compile that lowers)
+    from tritium.codegen.ptx import llir_to_ptx
+    from tritium.codegen.tools import assemble, disassemble
+
     with _timed(timings, "lower-to-llvm"):
         llir, facts = lower_to_llvm(module, libdevice)
     asm["llir"] = llir
