@@ -49,12 +49,14 @@ def test_forward_ttgir_has_both_dots_on_wgmma_with_p_in_registers(d):
         assert p and not p.group(1)  # no scratch: a register permutation
         assert "local_alloc" not in body and "ttng.fence_async_shared" not in body
         # P @ V stays in flight: the next trip's wait for Q K^T retires it (the loop's
-        # accumulator goes through that wait), then the copies refill the ring stages
-        # trip k - 1 read, after a barrier (every warpgroup has retired its P @ V)
+        # accumulator goes through that wait); the copies refill the ring stages trip
+        # k - 1 read once this trip's P @ V is issued (they overlap it, as upstream's),
+        # after a barrier (every warpgroup has passed the wait that retired trip k - 1's)
         (wait,) = re.findall(r"ttng\.warp_group_dot_wait (.*) \{pendings = 0 : i32\}", body)
         assert wait.count("%") == 4  # S, the Q and K tiles, the accumulator
-        order = re.findall(r"warp_group_dot_wait|gpu\.barrier|async_copy_global_to_local", body)
-        assert order[-4:] == ["warp_group_dot_wait", "gpu.barrier"] + ["async_copy_global_to_local"] * 2
+        order = re.findall(r"warp_group_dot_wait|warp_group_dot |gpu\.barrier|async_copy_global_to_local", body)
+        assert order[-6:] == ["warp_group_dot ", "warp_group_dot_wait", "warp_group_dot ",
+                              "gpu.barrier"] + ["async_copy_global_to_local"] * 2  # fmt: skip
     # after each loop, the last P @ V is waited for; the Q tile is stored by the threads
     # once: one fence before each loop
     assert len(re.findall(r"scf\.yield .*\n\s+\}.*\n\s+%\S+ = ttng\.warp_group_dot_wait", ttgir)) == 2
