@@ -117,11 +117,20 @@ class _Descriptors:
         self.memo: dict[tuple[int, int], ir.Value] = {}
 
     def at(self, coord: tuple[int, int]) -> ir.Value:
+        """The descriptor at `coord`: the origin's, plus the 16-byte units to `coord` in
+        its 64-bit value (as upstream's: no field is rebuilt between the wgmmas of a
+        group). Exact because shared addresses stay under 2^18 (the 14-bit field never
+        carries into the next) and an instruction's offset is a multiple of 16 bytes."""
         if coord not in self.memo:
             b = self.ctx.builder
-            addr = b.add(self.start, ir.Constant(i32, self.tile.offset(coord) * self.elem))
-            field = b.zext(b.lshr(b.and_(addr, ir.Constant(i32, 0x3FFFF)), ir.Constant(i32, 4)), i64)
-            self.memo[coord] = b.or_(field, ir.Constant(i64, self.bits))
+            if (0, 0) not in self.memo:
+                addr = b.and_(self.start, ir.Constant(i32, 0x3FFFF))
+                field = b.zext(b.lshr(addr, ir.Constant(i32, 4)), i64)
+                self.memo[(0, 0)] = b.or_(field, ir.Constant(i64, self.bits))
+            offset = self.tile.offset(coord) * self.elem
+            assert offset % 16 == 0, offset  # rows a multiple of 8, K steps of 32 bytes
+            base = self.memo[(0, 0)]
+            self.memo[coord] = b.add(base, ir.Constant(i64, offset >> 4)) if offset else base
         return self.memo[coord]
 
 
