@@ -87,6 +87,27 @@ def test_forward_ptx_assembles_without_local_memory(d, block_m, block_n, warps, 
     assert "(C75" not in usage["log"], usage["log"]  # no warpgroup.arrive / wait injected
 
 
+def test_descriptors_come_from_the_warp_id_of_lane_0():
+    """The warpgroup origin the descriptors are built from is the warp id as lane 0 holds
+    it (shfl.sync.idx ..., 0), as upstream's: ptxas then knows it is one value per warp."""
+    ptx = compile_forward(128, 128, 64, 8, arch="sm_90a").asm["ptx"]
+    assert re.search(r"shfl\.sync\.idx\.b32\s+%r\d+, %r\d+, 0, 31, -1;", ptx)
+
+
+def test_forward_loop_moves_no_register_into_a_uniform_one(ptxas):
+    """In SASS (where a disassembler is installed): the forward's first loop builds its 12
+    wgmmas' descriptors in uniform registers, with no R2UR move before each (from
+    per-thread registers, 16 of them stood between the HGMMAs of a trip)."""
+    cubin = tools.ptxas(compile_forward(128, 128, 64, 8, arch="sm_90a").asm["ptx"], "sm_90a")
+    sass = tools.disassemble(cubin)
+    if sass is None:
+        pytest.skip("no nvdisasm / cuobjdump")
+    first = sass.index("HGMMA")
+    back = re.search(r"BRA `\((\.L_x_\d+)\)", sass[first:])  # the loop's backward branch
+    loop = sass[sass.index(back[1] + ":") : first + back.end()]
+    assert loop.count("HGMMA") == 12 and "R2UR" not in loop
+
+
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("landing", ["issue", "wait"])
 def test_forward_on_wgmma_in_the_hazard_model(causal, landing):
