@@ -84,8 +84,9 @@ or more (attention's forward at D = 64), after the trip's last dot:
     %g2 = ttg.async_commit_group tokens %t
 
 The first dot's ldmatrix reads then issue right after the barrier instead of queueing
-behind the copies, and ptxas interleaves the copies with the second dot (on the H100:
-275 against 254 TFLOP/s at 64x64 blocks, 4 warps; upstream 287). The stage filled is not
+behind the copies, and ptxas interleaves the copies with the second dot (on the H100,
+64x64 blocks, 4 warps, S = 4096: 272 against 255 TFLOP/s, causal 231 against 222;
+upstream on mma.sync 279 / 240; benchmarks/RESULTS.md). The stage filled is not
 the one read (`ins1` is `ext1 + num_stages - 1` modulo `num_stages`): the views' `ring`
 tags say so to membar (analysis/membar.py), which then adds no barrier before the copies.
 Elsewhere this order measured slower: the copy addresses and masks computed while the
