@@ -17,6 +17,7 @@ from tritium.analysis.axis_info import (  # noqa: E402
     order_from_contiguity,
     pow2_divisor,
 )
+from tritium.ir.layouts import layout_of  # noqa: E402
 from tritium.ir.parser import parse_module  # noqa: E402
 
 VECTOR_ADD_ARGS = "%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32 {tt.divisibility = 16 : i32}, %q: !tt.ptr<f32>, %m: i32"
@@ -316,6 +317,41 @@ def test_equal_registers_follow_mask_constancy():
         ttgir(MASKED_COPY, args.replace(" {tt.divisibility = 16 : i32}", ""), _blocked(8, 4))
     )
     assert AxisInfoAnalysis(m).equal_registers(value(m, "mask")) == list(range(8))
+
+
+K_MASK = """
+    %offs = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #b}>>
+    %rows = tt.expand_dims %offs {axis = 1 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #b}>> -> tensor<32x1xi32, #b>
+    %ns = tt.splat %n : i32 -> tensor<32x1xi32, #b>
+    %cmp = arith.cmpi slt, %rows, %ns : tensor<32x1xi32, #b>
+    %mask = tt.broadcast %cmp : tensor<32x1xi1, #b> -> tensor<32x256xi1, #b>
+"""
+
+
+def test_equal_registers_across_warps_inside_a_block():
+    """A GEMM's B-tile K mask (`offs_k < k_left`, k_left % 16 == 0) with the warps along K:
+    a thread's rows w, w + 4, w + 8, w + 12 lie in one block of 16 whatever the warp w (a
+    coordinate is the XOR of the register's part and the thread's), so they are one
+    compare, as upstream's maybeDeduplicate makes them; without the hint every row is its
+    own. Checked against every thread's coordinates."""
+    b = (
+        "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [1, 32], "
+        "warpsPerCTA = [4, 1], order = [1, 0]}>"
+    )
+    args = "%n: i32 {tt.divisibility = 16 : i32}"
+    m = parse_module(ttgir(K_MASK, args, b))
+    a = AxisInfoAnalysis(m)
+    mask = value(m, "mask")
+    assert a[mask].constancy == (16, 256)
+    leaders = a.equal_registers(mask)
+    assert sorted(set(leaders)) == [0, 32]  # 8 rows per thread, in 2 blocks of 16
+    layout = layout_of(mask.type)
+    for lane in range(layout.num_lanes):
+        for warp in range(layout.num_warps):
+            row = [layout.coord(r, lane, warp)[0] for r in range(layout.num_registers)]
+            assert all(row[r] // 16 == row[lead] // 16 for r, lead in enumerate(leaders))
+    m = parse_module(ttgir(K_MASK, args.replace(" {tt.divisibility = 16 : i32}", ""), b))
+    assert len(set(AxisInfoAnalysis(m).equal_registers(value(m, "mask")))) == 8  # a row each
 
 
 def test_int_to_ptr_of_scaled_offsets_is_an_addptr():

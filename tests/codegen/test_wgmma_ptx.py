@@ -120,6 +120,20 @@ def test_a_group_builds_one_descriptor_per_tile(orders):
     assert len(re.findall(r"add\.s64\s+%rd\d+, %rd\d+, \d+;", group)) == 6  # 3 K steps x 2
 
 
+@pytest.mark.parametrize(
+    "block,stages,seeds", [((128, 256, 32), 4, 1 + 2), ((128, 256, 64), 3, 1 + 4)]
+)
+def test_copies_share_a_k_mask_per_block_of_16_rows(block, stages, seeds):
+    """The loop's copies compute a mask (a cp.async source size, `selp 16, 0`) per block of
+    16 K indices a thread touches, as upstream's: with K % 16 == 0, `offs_k < k_left` is
+    constant on each (the axis info's constancy). A: one per thread (its 8 contiguous K);
+    B (BLOCK_K x 256, a row per warp, rows w + 8i): BLOCK_K / 16. Each row its own
+    compare made 2 (4) more seeds and 10 (20) more SASS instructions per trip."""
+    body = loop_body(compile_dot("fp16", "row", "row", block, 8, stages).asm["ptx"])
+    assert body.count("cp.async.cg") == 6 * block[2] // 32
+    assert len(re.findall(r"selp\.b32\s+%r\d+, 16, 0,", body)) == seeds
+
+
 def test_escape_hatch_waits_for_each_wgmma(monkeypatch, ptxas):
     monkeypatch.setenv("TRITIUM_WGMMA_SYNC", "1")
     ptx = compile_dot("fp16", "row", "row", (128, 128, 64), 8, 3).asm["ptx"]

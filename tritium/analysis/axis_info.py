@@ -222,16 +222,17 @@ class AxisInfoAnalysis:
         """For each of a thread's registers of `value`, the first register known to hold
         the same number (by constancy): `offs < n` with 4 contiguous offsets per thread
         and `n % 16 == 0` gives [0, 0, 0, 0, 4, 4, 4, 4, ...]. Two registers are equal when
-        their elements lie in one constancy block along every dim; the thread's own part
-        of a coordinate only counts when it cannot split a block."""
+        their elements lie in one constancy block along every dim. Blocks are aligned to
+        their (power-of-two) size and a coordinate is the XOR of the register's part and
+        the thread's: XOR-ing the thread's part maps each aligned block onto one whole
+        block, the same for every register, so the register parts decide alone. (Rows w,
+        w + 8 of a K mask with 8 warps along K and `k_left % 16 == 0` are one compare,
+        as upstream's maybeDeduplicate finds from the CTA tile.)"""
         layout = layout_of(value.type)
         if layout is None:
             return [0]
         info = self[value]
-        keep = []
-        for d in range(layout.rank):
-            k = min(pow2_divisor(info.constancy[d]), _thread_divisibility(layout, d))
-            keep.append(~(k - 1))
+        keep = [~(pow2_divisor(info.constancy[d]) - 1) for d in range(layout.rank)]
         first: dict[tuple[int, ...], int] = {}
         out = []
         for r in range(layout.num_registers):
