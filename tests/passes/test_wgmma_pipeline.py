@@ -19,10 +19,10 @@ from tests.codegen.dot_kernels import matmul_kernel
 from tests.codegen.test_wgmma_ptx import compile_dot
 from tests.passes.test_software_pipeliner import SIGNATURES, run_interpreted, split_loop
 from tests.passes.ttgir_interpreter import HazardError
-from tritium.ir import arith
+from tritium.ir import arith, tt
 from tritium.ir.parser import parse_module
 from tritium.ir.printer import print_ir
-from tritium.ir.ttg_memory import AsyncCopyGlobalToLocalOp, LocalLoadOp
+from tritium.ir.ttg_memory import AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, LocalLoadOp
 from tritium.ir.ttng import WarpGroupDotOp
 from tritium.passes.pipeline import TTGIR_PASSES, run_passes
 from tritium.passes.wgmma_pipeline import _ring_phase, wgmma_pipeline
@@ -107,6 +107,13 @@ def test_one_group_in_flight(stages):
     assert [_ring_phase(c.result_buf.owner.index, loop_op, stages) for c in copies] == [
         stages - 1
     ] * 2
+    # each copy's pointers advance after the commit, as upstream's: the old ones die at
+    # the copy (ptxas adds in place instead of copying the new ones back)
+    body = loop_op.body.block
+    (commit,) = [op for op in body.ops if isinstance(op, AsyncCommitGroupOp)]
+    for c in copies:
+        (advance,) = [u.operation for u in c.src.uses if isinstance(u.operation, tt.AddPtrOp)]
+        assert body.get_operation_index(advance) > body.get_operation_index(commit)
 
 
 def test_pendings_in_flight_for_two_warpgroups_and_n256():

@@ -35,11 +35,12 @@ read, with the copies of iteration k + S - 1):
     scf.for ... iter_args(%acc = %z, ..., %ins = %c1, %ext = %c-1, ...) {
       %ext1 = (%ext + 1 == 3) ? 0 : %ext + 1 ; %ins1 = (%ins + 1 == 3) ? 0 : %ins + 1
       %w = ttg.async_wait %g {num = 1 : i32}
+      %p1 = tt.addptr %p, %step                                   (the next trip's pointers)
       %t = ttg.async_copy_global_to_local %p, %ra[%ins1] ... ; %u = ... %rb[%ins1]
       %g2 = ttg.async_commit_group tokens %t, %u
       %d0 = ttng.warp_group_dot %ra[%ext1], %rb[%ext1], %acc {..., isAsync = true}
       %d:3 = ttng.warp_group_dot_wait %d0, ... {pendings = 0 : i32}
-      scf.yield %d#0, ..., %ins1, %ext1, ..., %g2
+      scf.yield %d#0, %p1, ..., %ins1, %ext1, ..., %g2
     }
     ... uses of the accumulator %r#0
   =>
@@ -48,7 +49,8 @@ read, with the copies of iteration k + S - 1):
       %d:3 = ttng.warp_group_dot_wait %d0, ... {pendings = 1 : i32}   (trip k - 1's retired)
       %t = ttg.async_copy_global_to_local %p, %ra[%ins1] ...          (membar: bar.sync first)
       %g2 = ttg.async_commit_group tokens %t, %u
-      scf.yield %d#0, ...
+      %p1 = tt.addptr %p, %step                                   (after the copies)
+      scf.yield %d#0, %p1, ...
     }
     %acc_done = ttng.warp_group_dot_wait %r#0 {pendings = 0 : i32}    (before the ring's dealloc)
     ... uses of %acc_done
@@ -56,7 +58,9 @@ read, with the copies of iteration k + S - 1):
 So the tensor cores run trip k's wgmma while trip k - 1's retires, and a copy overwrites a
 stage only after the wait that retired the wgmma reading it; the membar pass puts a
 bar.sync between that wait and the copies (every warpgroup has retired it). The copies
-have S - 2 trips and a wgmma to land. When: the loop holds one `warp_group_dot`, whose
+have S - 2 trips and a wgmma to land. A copy's pointers (a `tt.addptr` of the iter_arg
+it reads, only yielded) advance last, as upstream's: the old ones die at the copies and
+ptxas adds in place (advanced before them, it kept both and copied the new ones back). When: the loop holds one `warp_group_dot`, whose
 accumulator is loop-carried and used by nothing else in the loop (attention's rescaled
 accumulator is not), whose tiles are stages of rings (S >= 3) that only the loop's async
 copies fill, and the ring counters show the stage written is the one the previous trip
@@ -107,7 +111,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tritium.analysis.membar import tile_alloc
@@ -320,11 +324,36 @@ def _refill_after(plan: _InFlight | _ChainInFlight, anchor: Operation) -> None:
     for op in [*plan.copies, plan.commit]:
         op.detach()
         anchor = insert_after(anchor, op)
+    _advance_last(plan.copies)
     result = plan.loop.results[plan.acc]
     uses = list(result.uses)
     done = insert_after(plan.loop, WarpGroupDotWaitOp([result], pendings=0))
     for use in uses:
         use.operation.operands[use.index] = done.outputs[0]
+
+
+def _advance_last(copies: list[AsyncCopyGlobalToLocalOp]) -> None:
+    """Move the advance of each copy's pointers (`tt.addptr` of the pointer iter_arg that
+    the copy reads, only yielded) to the end of the body, after the copies, as upstream's
+    loop advances them: the old pointers die at the copies, so ptxas adds in place rather
+    than keep both across them and copy the new ones back (4 moves per trip at
+    128x256x32: A's two 64-bit pointers)."""
+    for copy in copies:
+        src = copy.src
+        body = copy.parent_block()
+        if not isinstance(src, BlockArgument) or src.block is not body:
+            continue
+        end = body.last_op
+        for use in list(src.uses):
+            op = use.operation
+            if (
+                isinstance(op, tt.AddPtrOp)
+                and op.ptr is src
+                and op.parent_block() is body
+                and all(u.operation is end for u in op.result.uses)
+            ):
+                op.detach()
+                body.insert_op_before(op, end)
 
 
 # ----------------------------------------------------------- a chain's second dot in flight
