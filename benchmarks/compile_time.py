@@ -19,7 +19,8 @@ Cells (each the best of `--repeat` fresh processes, after one untimed run that w
   LLVM, ptxas) in one process.
 
 `--no-gpu` (any machine): tritium only; a first call is `tritium.compile` to cubin (PTX
-without ptxas) instead of a launch, and the autotune cell compiles the 8 configs through
+without ptxas) for sm_90a (`ARCH`: what the JIT targets on an H100 / H200) instead of a
+launch, and the autotune cell compiles the 8 configs through
 the sweep's pool (tritium/jit/compile_pool.py) and, for comparison, one after another.
 There, cells also give CPU seconds (the process's and its children's, ptxas included),
 steadier than wall time on a shared machine.
@@ -97,6 +98,10 @@ if ATTENTION:
         "examples.flash_attention", "attn_bwd_dkdv_kernel", _bwd, _ATTN_CONST,
         {"num_warps": 4, "num_stages": 3},
     )
+
+# what the JIT targets on the GPU the benchmark runs on (Hopper: the dots on wgmma;
+# compiler.target_arch), for the compiles without a GPU (`--no-gpu`, `profile`)
+ARCH = "sm_90a"
 
 # 8 configs of examples/matmul_autotune.py's kernel: (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages)
 AUTOTUNE_CONFIGS = [
@@ -194,7 +199,7 @@ requests = []
 for m, n, k, w, s in {AUTOTUNE_CONFIGS!r}:
     opts = dict(BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, num_warps=w, num_stages=s)
     vals, launch = K.bind((a, a, a, 1024, 1024, 1024), opts)
-    requests.append((build_spec(K, vals), Options.from_launch(launch, arch="sm_90", debug=False)))
+    requests.append((build_spec(K, vals), Options.from_launch(launch, arch={ARCH!r}, debug=False)))
 try:
     from tritium.jit import compile_pool
 except ImportError:  # a tritium from before the pool: one after another
@@ -207,7 +212,7 @@ assert all(x is not None for x in kernels)
     else:
         module, name, sig, const, opts, _ = KERNELS[cell.removeprefix("first call: ")]
         imports = _imports("tritium", module, name)
-        body = f"T.compile(K, {sig!r}, {const!r}, arch='sm_90', stop={stop}, **{opts!r})"
+        body = f"T.compile(K, {sig!r}, {const!r}, arch={ARCH!r}, stop={stop}, **{opts!r})"
     return _PRELUDE + f"""
 import shutil
 c0, t0 = cpu(), time.perf_counter()
@@ -242,7 +247,7 @@ for label, (module, name, sig, const, opts) in {kernels!r}.items():
     K = getattr(importlib.import_module(module), name)
     timings = {{}}
     t = time.perf_counter()
-    tritium.compile(K, sig, const, arch="sm_90", stop=stop, timings=timings, **opts)
+    tritium.compile(K, sig, const, arch={ARCH!r}, stop=stop, timings=timings, **opts)
     timings["total"] = time.perf_counter() - t
     stages[label] = timings
 done(imports=imports, stages=stages)

@@ -1,10 +1,12 @@
-"""What a compile skips or defers for speed: Python's cyclic GC is paused during it and left
-as it was found (compiler._gc_paused); the JIT's compiles stop at the cubin and disassemble
-it when `asm["sass"]` is read (compiler.AsmDict)."""
+"""What a compile skips, defers or overlaps for speed: Python's cyclic GC is paused during it
+and left as it was found (compiler._gc_paused); the JIT's compiles stop at the cubin and
+disassemble it when `asm["sass"]` is read (compiler.AsmDict); LLVM compiles the LLVM IR in
+a thread while the TTGIR is printed (compiler.lower, compiler._Background)."""
 
 from __future__ import annotations
 
 import gc
+import threading
 
 import pytest
 
@@ -65,3 +67,31 @@ def test_sass_without_a_cubin_or_a_disassembler_is_a_key_error(monkeypatch):
         compiler.AsmDict({"cubin": b"CUBIN"})["sass"]
     with pytest.raises(KeyError):
         compiler.AsmDict({"cubin": b"CUBIN"})["llir"]
+
+
+def test_llvm_runs_beside_the_ttgir_print_and_the_text_is_the_same(monkeypatch):
+    """The TTGIR is printed after the lowering, while LLVM runs in another thread: the
+    lowering must leave the module as it found it (the text printed before it)."""
+    from tritium.codegen import ptx as ptx_module
+
+    threads = {}
+    real_llvm = ptx_module.llir_to_ptx
+    monkeypatch.setattr(
+        ptx_module, "llir_to_ptx",
+        lambda *a, **k: threads.setdefault("llvm", threading.current_thread()) and real_llvm(*a, **k),
+    )  # fmt: skip
+    ttgir = tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="ttgir").asm["ttgir"]
+    kernel = tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="ptx")
+    assert kernel.asm["ttgir"] == ttgir
+    assert list(kernel.asm) == ["ttir", "ttgir", "llir", "ptx"]
+    assert threads["llvm"] is not threading.main_thread()
+
+
+def test_an_llvm_error_in_the_thread_reaches_the_caller(monkeypatch):
+    def broken(*a, **k):
+        raise RuntimeError("LLVM ERROR: broken")
+
+    monkeypatch.setattr("tritium.codegen.ptx.llir_to_ptx", broken)
+    with pytest.raises(RuntimeError, match="LLVM ERROR: broken"):
+        tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="ptx")
+    assert [t for t in threading.enumerate() if t.name == "tritium-compile"] == []

@@ -20,6 +20,7 @@ import contextlib
 import gc
 import os
 import pathlib
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -251,6 +252,28 @@ def _timed(timings: dict | None, name: str):
     return _T()
 
 
+class _Background(threading.Thread):
+    """`fn()` run in a thread from now on; `result()` waits for it: its value, or its
+    exception raised here."""
+
+    def __init__(self, fn):
+        super().__init__(name="tritium-compile", daemon=True)
+        self._fn, self._value, self._error = fn, None, None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            self._error = e
+
+    def result(self):
+        self.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 def verify_mode():
     """How the pass pipelines verify the IR: after every pass with TRITIUM_DEBUG (a failure
     names the pass that broke it), else once after the last pass (pipeline.py)."""
@@ -301,17 +324,31 @@ def lower(
 
     asm: dict = {}
     run_ttgir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
-    asm["ttgir"] = print_ir(module, locations=True)
     if stop == "ttgir":
+        asm["ttgir"] = print_ir(module, locations=True)
         return asm, None
     with _timed(timings, "lower-to-llvm"):
         llir, facts = lower_to_llvm(module, libdevice)
+    if stop == "llir":
+        asm["ttgir"] = print_ir(module, locations=True)
+    else:
+        # LLVM (C++ through ctypes, which releases the GIL) optimizes and compiles in a
+        # thread while this one prints the TTGIR (the lowering reads the module, never
+        # changes it): on a machine with a core to spare, the print costs no time
+        def llvm_to_ptx():
+            with _timed(timings, "llvm-to-ptx"):
+                return llir_to_ptx(llir, options.arch, libdevice=libdevice)
+
+        llvm = _Background(llvm_to_ptx)
+        try:
+            asm["ttgir"] = print_ir(module, locations=True)
+        finally:
+            ptx = llvm.result()
     asm["llir"] = llir
     dumper.write("llir", llir, "ll")
     if stop == "llir":
         return asm, facts
-    with _timed(timings, "llvm-to-ptx"):
-        asm["ptx"] = llir_to_ptx(llir, options.arch, libdevice=libdevice)
+    asm["ptx"] = ptx
     dumper.write("ptx", asm["ptx"], "ptx")
     if stop == "ptx":
         return asm, facts
