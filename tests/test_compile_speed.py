@@ -95,3 +95,30 @@ def test_an_llvm_error_in_the_thread_reaches_the_caller(monkeypatch):
     with pytest.raises(RuntimeError, match="LLVM ERROR: broken"):
         tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="ptx")
     assert [t for t in threading.enumerate() if t.name == "tritium-compile"] == []
+
+
+def test_the_ttgir_is_verified_once_beside_llvm_and_its_error_wins(monkeypatch):
+    """Through LLVM, the TTGIR pipeline's end check runs after the lowering, beside LLVM:
+    still once, and an invalid module reports the verifier's error (naming the last pass),
+    not whatever its lowering raised."""
+    from tritium.passes import pipeline
+    from tritium.passes.pipeline import PassPipelineError
+
+    monkeypatch.delenv("TRITIUM_DEBUG", raising=False)
+    calls = []
+    real_verify = pipeline._verify
+    monkeypatch.setattr(pipeline, "_verify", lambda *a, **k: calls.append(a[1]) or real_verify(*a, **k))
+    tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="ptx")
+    assert calls == [pipeline.TTIR_PASSES[-1], pipeline.TTGIR_PASSES[-1]]
+
+    class Breaks:
+        def apply(self, ctx, module):
+            # a store whose value has another type than its pointer points to
+            store = next(op for op in module.walk() if op.name == "tt.store")
+            store.operands[1] = store.operands[0]
+
+    last, real_pass = pipeline.TTGIR_PASSES[-1], pipeline.make_pass
+    monkeypatch.setattr(pipeline, "make_pass", lambda n, o: Breaks() if n == last else real_pass(n, o))
+    with pytest.raises(PassPipelineError, match=f"after pass '{last}'"):
+        tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="ptx")
+    assert [t for t in threading.enumerate() if t.name == "tritium-compile"] == []

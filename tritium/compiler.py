@@ -311,39 +311,60 @@ def lower(
     timings: dict | None,
     stop: str = "sass",
     libdevice: str | None = None,
+    ttir=None,
 ) -> tuple[dict, dict | None]:
     """TTIR module -> (asm with ttgir, llir, ptx (and cubin / sass when the tools exist),
     codegen's launch facts: name, params, num_warps, threads_per_warp, shared, and ptxas's
     register and spill counts; None when stopped before LLVM IR). `libdevice`: math calls
     NVIDIA's libdevice at that path (TRITIUM_LIBDEVICE; the llir declares the `__nv_*`
-    functions, the ptx holds those called)."""
+    functions, the ptx holds those called). `ttir`: a copy of the TTIR module (the GPU
+    passes change `module` in place), printed as asm["ttir"].
+
+    From the LLVM IR to the PTX, LLVM (C++ through ctypes, which releases the GIL) runs in
+    a thread while this one verifies the TTGIR and prints the TTIR and TTGIR (the lowering
+    reads the module, never changes it; an invalid module's lowering error gives way to
+    the verifier's): where a core is free, that Python work costs no time."""
     from tritium.codegen import lower_to_llvm
     from tritium.codegen.ptx import llir_to_ptx
     from tritium.codegen.tools import assemble, disassemble
-    from tritium.passes.pipeline import run_ttgir_passes
+    from tritium.passes.pipeline import run_ttgir_passes, verify_ttgir
 
     asm: dict = {}
-    run_ttgir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
-    if stop == "ttgir":
+
+    def print_texts():
+        if ttir is not None:
+            asm["ttir"] = print_ir(ttir, locations=True)
         asm["ttgir"] = print_ir(module, locations=True)
+
+    beside_llvm = stop not in ("ttgir", "llir") and verify_mode() == "end"
+    run_ttgir_passes(module, options, dump=dumper.module, timings=timings,
+                     verify=False if beside_llvm else verify_mode())  # fmt: skip
+    if stop == "ttgir":
+        print_texts()
         return asm, None
     with _timed(timings, "lower-to-llvm"):
-        llir, facts = lower_to_llvm(module, libdevice)
-    if stop == "llir":
-        asm["ttgir"] = print_ir(module, locations=True)
+        try:
+            llir, facts = lower_to_llvm(module, libdevice)
+        except Exception:
+            if beside_llvm:
+                verify_ttgir(module, timings)
+            raise
+    if not beside_llvm:
+        print_texts()
     else:
-        # LLVM (C++ through ctypes, which releases the GIL) optimizes and compiles in a
-        # thread while this one prints the TTGIR (the lowering reads the module, never
-        # changes it): on a machine with a core to spare, the print costs no time
+
         def llvm_to_ptx():
             with _timed(timings, "llvm-to-ptx"):
                 return llir_to_ptx(llir, options.arch, libdevice=libdevice)
 
         llvm = _Background(llvm_to_ptx)
         try:
-            asm["ttgir"] = print_ir(module, locations=True)
-        finally:
-            ptx = llvm.result()
+            verify_ttgir(module, timings)
+            print_texts()
+        except BaseException:
+            llvm.join()  # (what it made is moot)
+            raise
+        ptx = llvm.result()
     asm["llir"] = llir
     dumper.write("llir", llir, "ll")
     if stop == "llir":
@@ -539,15 +560,15 @@ def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, 
     else:
         module, name, runtime = _load_ttir_file(pathlib.Path(source), dumper)
         run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
-    asm = {"ttir": print_ir(module, locations=True)}
     writes = written_params(module)  # on the TTIR, before the GPU passes
-    if interpret:
-        return CompiledKernel(name, asm, make_metadata(name, options, None, spec, module, writes),
-                              runtime, module, interpret=True)  # fmt: skip
     facts = None
-    if stop != "ttir":
-        lowered, facts = lower(module, options, dumper, timings, stop, libdevice)
-        asm.update(lowered)
+    if interpret or stop == "ttir":
+        asm = {"ttir": print_ir(module, locations=True)}
+        if interpret:
+            metadata = make_metadata(name, options, None, spec, module, writes)
+            return CompiledKernel(name, asm, metadata, runtime, module, interpret=True)
+    else:  # (the TTIR's text is printed from a copy while LLVM works: lower)
+        asm, facts = lower(module, options, dumper, timings, stop, libdevice, module.clone())
     metadata = make_metadata(name, options, facts, spec, module, writes)
     kernel = CompiledKernel(name, asm, metadata, runtime)
     if key is not None:
