@@ -1,7 +1,8 @@
 """What a compile skips, defers or overlaps for speed: Python's cyclic GC is paused during it
-and left as it was found (compiler._gc_paused); the JIT's compiles stop at the cubin and
-disassemble it when `asm["sass"]` is read (compiler.AsmDict); LLVM compiles the LLVM IR in
-a thread while the TTGIR is printed (compiler.lower, compiler._Background)."""
+and left as it was found (compiler._gc_paused), its garbage collected while ptxas runs; the
+JIT's compiles stop at the cubin and disassemble it when `asm["sass"]` is read
+(compiler.AsmDict); LLVM compiles the LLVM IR in a thread while the TTGIR is verified and
+the TTIR and TTGIR are printed (compiler.lower, compiler._Background)."""
 
 from __future__ import annotations
 
@@ -122,3 +123,31 @@ def test_the_ttgir_is_verified_once_beside_llvm_and_its_error_wins(monkeypatch):
     with pytest.raises(PassPipelineError, match=f"after pass '{last}'"):
         tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="ptx")
     assert [t for t in threading.enumerate() if t.name == "tritium-compile"] == []
+
+
+def test_the_young_garbage_is_collected_while_ptxas_runs(monkeypatch):
+    """With the GC on (paused for the compile), the compile's cyclic garbage so far is
+    collected while ptxas runs, not all at the end; a caller's disabled GC is left alone."""
+    collected, during_ptxas = threading.Event(), []
+
+    def ptxas(ptx, arch, extra):  # ptxas "runs" until the collection happened beside it
+        during_ptxas.append(collected.wait(timeout=30))
+        return b"CUBIN", "ptxas info    : Used 16 registers"
+
+    real_collect = gc.collect
+    monkeypatch.setattr("tritium.codegen.tools._run_ptxas", ptxas)
+    monkeypatch.setattr(gc, "collect", lambda gen=2: (collected.set(), real_collect(gen))[1])
+    kernel = tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="cubin")
+    assert kernel.asm["cubin"] == b"CUBIN" and during_ptxas == [True] and gc.isenabled()
+
+    collected.clear()
+    during_ptxas.clear()
+    gc.disable()
+    try:
+        monkeypatch.setattr(
+            "tritium.codegen.tools._run_ptxas", lambda *a: (during_ptxas.append(1), (b"C", ""))[1]
+        )
+        tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="cubin")
+        assert during_ptxas == [1] and not collected.is_set() and not gc.isenabled()
+    finally:
+        gc.enable()

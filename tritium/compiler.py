@@ -312,13 +312,15 @@ def lower(
     stop: str = "sass",
     libdevice: str | None = None,
     ttir=None,
+    young_gc: bool = False,
 ) -> tuple[dict, dict | None]:
     """TTIR module -> (asm with ttgir, llir, ptx (and cubin / sass when the tools exist),
     codegen's launch facts: name, params, num_warps, threads_per_warp, shared, and ptxas's
     register and spill counts; None when stopped before LLVM IR). `libdevice`: math calls
     NVIDIA's libdevice at that path (TRITIUM_LIBDEVICE; the llir declares the `__nv_*`
     functions, the ptx holds those called). `ttir`: a copy of the TTIR module (the GPU
-    passes change `module` in place), printed as asm["ttir"].
+    passes change `module` in place), printed as asm["ttir"]. `young_gc`: collect the
+    youngest generation's garbage while ptxas runs (the caller's GC is on, but paused).
 
     From the LLVM IR to the PTX, LLVM (C++ through ctypes, which releases the GIL) runs in
     a thread while this one verifies the TTGIR and prints the TTIR and TTGIR (the lowering
@@ -336,9 +338,10 @@ def lower(
             asm["ttir"] = print_ir(ttir, locations=True)
         asm["ttgir"] = print_ir(module, locations=True)
 
-    beside_llvm = stop not in ("ttgir", "llir") and verify_mode() == "end"
+    to_ptx = stop not in ("ttgir", "llir")
+    verify_beside = to_ptx and verify_mode() == "end"  # (TRITIUM_DEBUG: after each pass)
     run_ttgir_passes(module, options, dump=dumper.module, timings=timings,
-                     verify=False if beside_llvm else verify_mode())  # fmt: skip
+                     verify=False if verify_beside else verify_mode())  # fmt: skip
     if stop == "ttgir":
         print_texts()
         return asm, None
@@ -346,10 +349,10 @@ def lower(
         try:
             llir, facts = lower_to_llvm(module, libdevice)
         except Exception:
-            if beside_llvm:
+            if verify_beside:
                 verify_ttgir(module, timings)
             raise
-    if not beside_llvm:
+    if not to_ptx:
         print_texts()
     else:
 
@@ -359,7 +362,8 @@ def lower(
 
         llvm = _Background(llvm_to_ptx)
         try:
-            verify_ttgir(module, timings)
+            if verify_beside:
+                verify_ttgir(module, timings)
             print_texts()
         except BaseException:
             llvm.join()  # (what it made is moot)
@@ -374,7 +378,14 @@ def lower(
     if stop == "ptx":
         return asm, facts
     with _timed(timings, "ptxas"):
-        res = assemble(asm["ptx"], options.arch)  # with -v: registers and spills
+        ptxas = _Background(lambda: assemble(ptx, options.arch))  # with -v: registers, spills
+        if young_gc:
+            # while ptxas (a subprocess) runs, this thread frees the compile's garbage so
+            # far: the IR's ops and llvmlite's instructions are cycles, which only the
+            # cyclic GC frees, else all at once when the compile ends (_gc_paused)
+            del ttir
+            gc.collect(0)
+        res = ptxas.result()
     cubin = None if res is None else res[0]
     if res is not None:
         facts = {**facts, **{k: res[1][k] for k in ("registers", "spill_stores", "spill_loads")}}
@@ -515,25 +526,29 @@ def compile_kernel(
     interpreter. `cache`: look the kernel up in the compiled-kernel cache first (not while
     dumping) and store it there. Python's cyclic garbage collector is paused meanwhile
     (`_gc_paused`)."""
-    with _gc_paused():
-        return _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop)
+    with _gc_paused() as gc_on:
+        return _compile_kernel(
+            source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on
+        )
 
 
 @contextlib.contextmanager
 def _gc_paused():
     """The cyclic GC off for one compile (unless already off): its collections, every few
     thousand allocations, were 3-4% of a dot kernel's compile. Reference counting still
-    frees what is dropped; cycles (IR ops and their blocks) wait until the compile ends."""
+    frees what is dropped; cycles (IR ops and their blocks, llvmlite's instructions) wait
+    for one collection of the youngest generation while ptxas runs (`lower`), the rest
+    until the compile ends. Yields whether the GC was on."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        yield
+        yield enabled
     finally:
         if enabled:
             gc.enable()
 
 
-def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop):
+def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on):
     from tritium.analysis.pointer_writes import written_params
     from tritium.passes.pipeline import run_ttir_passes
     from tritium.runtime import cache as kernel_cache
@@ -568,7 +583,9 @@ def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, 
             metadata = make_metadata(name, options, None, spec, module, writes)
             return CompiledKernel(name, asm, metadata, runtime, module, interpret=True)
     else:  # (the TTIR's text is printed from a copy while LLVM works: lower)
-        asm, facts = lower(module, options, dumper, timings, stop, libdevice, module.clone())
+        asm, facts = lower(
+            module, options, dumper, timings, stop, libdevice, module.clone(), gc_on
+        )
     metadata = make_metadata(name, options, facts, spec, module, writes)
     kernel = CompiledKernel(name, asm, metadata, runtime)
     if key is not None:
