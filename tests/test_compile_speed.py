@@ -12,6 +12,7 @@ import threading
 import pytest
 
 import tritium
+import tritium.language as tl
 from examples.vector_add import add_kernel
 from tritium import compiler
 from tritium.frontend.signature import parse_signature
@@ -151,3 +152,20 @@ def test_the_young_garbage_is_collected_while_ptxas_runs(monkeypatch):
         assert during_ptxas == [1] and not collected.is_set() and not gc.isenabled()
     finally:
         gc.enable()
+
+
+@tritium.jit
+def _names_kernel(x_ptr, _0, n):
+    x_1_2 = tl.load(x_ptr + tl.arange(0, 16))  # (xDSL keeps `x_1` of it, `_0`: an empty hint)
+    y_2_3 = x_1_2 + 1.0
+    tl.store(x_ptr + tl.arange(0, 16), y_2_3 * _0)
+
+
+def test_the_ttir_printed_beside_llvm_is_the_ttir_printed_at_once():
+    """Through LLVM, asm["ttir"] is printed from a copy (compiler._snapshot) while LLVM runs:
+    the same text as a compile that stops at TTIR prints, names xDSL's clone would change
+    or refuse included."""
+    sig = "*fp32,fp32,i32"
+    at_once = tritium.compile(_names_kernel, sig, {}, stop="ttir").asm["ttir"]
+    beside = tritium.compile(_names_kernel, sig, {}, stop="ptx").asm["ttir"]
+    assert beside == at_once and "%x_1_2 = tt.addptr" in at_once

@@ -292,7 +292,12 @@ def load_stages() -> None:
     import tritium.runtime.cache  # noqa: F401
 
 
-def make_ttir(source: KernelSource, spec, options: Options, dumper: Dumper, timings: dict | None):
+def make_ttir(
+    source: KernelSource, spec, options: Options, dumper: Dumper, timings: dict | None,
+    verify=None,
+):  # fmt: skip
+    """The frontend's TTIR, through the TTIR passes (verified as `verify`: the pipeline's
+    `verify` argument; None: as verify_mode() says)."""
     from tritium.frontend.ttir import ast_to_ttir
     from tritium.passes.pipeline import run_ttir_passes
 
@@ -300,7 +305,8 @@ def make_ttir(source: KernelSource, spec, options: Options, dumper: Dumper, timi
     with _timed(timings, "frontend"):
         module, deps = ast_to_ttir(source, spec, debug=options.debug)
     dumper.module("ttir-frontend", module)
-    run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
+    verify = verify_mode() if verify is None else verify
+    run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify)
     return module, deps
 
 
@@ -311,31 +317,31 @@ def lower(
     timings: dict | None,
     stop: str = "sass",
     libdevice: str | None = None,
-    ttir=None,
+    beside=None,
     young_gc: bool = False,
 ) -> tuple[dict, dict | None]:
     """TTIR module -> (asm with ttgir, llir, ptx (and cubin / sass when the tools exist),
     codegen's launch facts: name, params, num_warps, threads_per_warp, shared, and ptxas's
     register and spill counts; None when stopped before LLVM IR). `libdevice`: math calls
     NVIDIA's libdevice at that path (TRITIUM_LIBDEVICE; the llir declares the `__nv_*`
-    functions, the ptx holds those called). `ttir`: a copy of the TTIR module (the GPU
-    passes change `module` in place), printed as asm["ttir"]. `young_gc`: collect the
-    youngest generation's garbage while ptxas runs (the caller's GC is on, but paused).
+    functions, the ptx holds those called). `beside()`: the caller's work to do while LLVM
+    runs (at once without it). `young_gc`: collect the youngest generation's garbage while
+    ptxas runs (the caller's GC is on, but paused).
 
     From the LLVM IR to the PTX, LLVM (C++ through ctypes, which releases the GIL) runs in
-    a thread while this one verifies the TTGIR and prints the TTIR and TTGIR (the lowering
+    a thread while this one verifies and prints the TTGIR and runs `beside` (the lowering
     reads the module, never changes it; an invalid module's lowering error gives way to
     the verifier's): where a core is free, that Python work costs no time."""
     from tritium.codegen import lower_to_llvm
     from tritium.codegen.ptx import llir_to_ptx
     from tritium.codegen.tools import assemble, disassemble
-    from tritium.passes.pipeline import run_ttgir_passes, verify_ttgir
+    from tritium.passes.pipeline import run_ttgir_passes, verify_at_end
 
     asm: dict = {}
 
     def print_texts():
-        if ttir is not None:
-            asm["ttir"] = print_ir(ttir, locations=True)
+        if beside is not None:
+            beside()
         asm["ttgir"] = print_ir(module, locations=True)
 
     to_ptx = stop not in ("ttgir", "llir")
@@ -350,7 +356,7 @@ def lower(
             llir, facts = lower_to_llvm(module, libdevice)
         except Exception:
             if verify_beside:
-                verify_ttgir(module, timings)
+                verify_at_end(module, "ttgir", timings)
             raise
     if not to_ptx:
         print_texts()
@@ -362,9 +368,11 @@ def lower(
 
         llvm = _Background(llvm_to_ptx)
         try:
+            if beside is not None:
+                beside()
             if verify_beside:
-                verify_ttgir(module, timings)
-            print_texts()
+                verify_at_end(module, "ttgir", timings)
+            asm["ttgir"] = print_ir(module, locations=True)
         except BaseException:
             llvm.join()  # (what it made is moot)
             raise
@@ -383,7 +391,6 @@ def lower(
             # while ptxas (a subprocess) runs, this thread frees the compile's garbage so
             # far: the IR's ops and llvmlite's instructions are cycles, which only the
             # cyclic GC frees, else all at once when the compile ends (_gc_paused)
-            del ttir
             gc.collect(0)
         res = ptxas.result()
     cubin = None if res is None else res[0]
@@ -439,6 +446,17 @@ def param_divisibility(module) -> dict:
                 if isinstance(attr, IntegerAttr):
                     out[arg.name_hint or f"arg{i}"] = attr.value.data
     return out
+
+
+def _snapshot(module):
+    """A copy of `module`, every value named exactly as in `module` (xDSL's clone sets each
+    name through the validating setter again, which strips another `_N` suffix from a name
+    like `x_1_2` and refuses the empty hint that `_0` leaves)."""
+    values: dict = {}
+    copy = module.clone(values, clone_name_hints=False)
+    for old, new in values.items():
+        new._name = old._name  # (xDSL's IRWithName field behind `name_hint`)
+    return copy
 
 
 def make_metadata(
@@ -550,7 +568,7 @@ def _gc_paused():
 
 def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on):
     from tritium.analysis.pointer_writes import written_params
-    from tritium.passes.pipeline import run_ttir_passes
+    from tritium.passes.pipeline import run_ttir_passes, verify_at_end
     from tritium.runtime import cache as kernel_cache
 
     if stop not in STAGES:
@@ -564,6 +582,12 @@ def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, 
 
         libdevice = resolve_libdevice()  # TRITIUM_LIBDEVICE
     key = cache_key(source, spec, options, libdevice) if cache and not interpret else None
+    # Through the GPU passes, the TTIR's end-of-pipeline check, its text and its written
+    # parameters are made from a copy while LLVM works (lower); any error on the way gives
+    # way to the TTIR verifier's
+    later = not interpret and stop != "ttir"
+    verify = verify_mode()
+    ttir_verify = False if stop in ("ptx", "cubin", "sass") and verify == "end" else verify
     if isinstance(source, KernelSource):
         name, runtime = source.__name__, list(spec.types)
         hit = None if dumper.dir else kernel_cache.load_kernel(key)
@@ -571,21 +595,35 @@ def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, 
             metadata = KernelMetadata.from_dict(hit["metadata"])
             warn_spills(source, metadata)
             return CompiledKernel(name, hit["asm"], metadata, runtime)
-        module, _ = make_ttir(source, spec, options, dumper, timings)
+        module, _ = make_ttir(source, spec, options, dumper, timings, ttir_verify)
     else:
         module, name, runtime = _load_ttir_file(pathlib.Path(source), dumper)
-        run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
-    writes = written_params(module)  # on the TTIR, before the GPU passes
+        run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=ttir_verify)
     facts = None
-    if interpret or stop == "ttir":
+    if not later:
         asm = {"ttir": print_ir(module, locations=True)}
+        writes = written_params(module)
         if interpret:
             metadata = make_metadata(name, options, None, spec, module, writes)
             return CompiledKernel(name, asm, metadata, runtime, module, interpret=True)
-    else:  # (the TTIR's text is printed from a copy while LLVM works: lower)
-        asm, facts = lower(
-            module, options, dumper, timings, stop, libdevice, module.clone(), gc_on
-        )
+    else:
+        made: dict = {}
+
+        def beside():
+            if ttir_verify is False:
+                verify_at_end(ttir, "ttir", timings)
+            made["ttir"] = print_ir(ttir, locations=True)
+            made["writes"] = written_params(ttir)
+
+        ttir = _snapshot(module)
+
+        try:
+            lowered, facts = lower(module, options, dumper, timings, stop, libdevice, beside, gc_on)
+        except Exception:
+            if ttir_verify is False:
+                verify_at_end(ttir, "ttir", timings)
+            raise
+        asm, writes = {"ttir": made["ttir"], **lowered}, made["writes"]
     metadata = make_metadata(name, options, facts, spec, module, writes)
     kernel = CompiledKernel(name, asm, metadata, runtime)
     if key is not None:
