@@ -1,13 +1,14 @@
-"""fp16 GEMM 4096^3 on a Hopper GPU: tritium on wgmma (sm_90a, its default there: one wgmma
-group in flight across the K loop) against tritium on wgmma waiting for each group
-(TRITIUM_WGMMA_SYNC=1), tritium on mma.sync (DISABLE_MMA_V3=1), upstream Triton at its
-defaults (wgmma) and cuBLAS (torch), the same kernel source
-(examples/matmul_fp16_grouped.py) for both Triton sides.
+"""fp16 and bf16 GEMM 4096^3 on a Hopper GPU: tritium on wgmma (sm_90a, its default there:
+one wgmma group in flight across the K loop) against tritium on wgmma waiting for each
+group (TRITIUM_WGMMA_SYNC=1), tritium on mma.sync (DISABLE_MMA_V3=1), upstream Triton at
+its defaults (wgmma) and cuBLAS (torch), the same kernel source
+(examples/matmul_fp16_grouped.py, C in the inputs' dtype) for both Triton sides.
 
-    python3 benchmarks/bench_wgmma.py [--size 4096]
+    python3 benchmarks/bench_wgmma.py [--size 4096] [--dtype fp16 --dtype bf16] [--quick]
 
 Each Triton side reports its best of the configurations below; every result is checked
-against torch's fp32 product first. Prints a markdown table (benchmarks/RESULTS.md).
+against torch's fp32 product first. --quick leaves out the two tritium variants (pendings
+0, mma.sync). Prints a markdown table (benchmarks/RESULTS.md), one row per dtype.
 """
 
 from __future__ import annotations
@@ -28,14 +29,26 @@ CONFIGS = ((128, 128, 64, 8, 8, 3), (128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=4096)
-    size = ap.parse_args().size
+    ap.add_argument("--dtype", action="append", choices=("fp16", "bf16"))
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    rows = [row(args.size, dtype, args.quick) for dtype in args.dtype or ("fp16", "bf16")]
+    print("| benchmark | size | tritium (wgmma) | tritium (wgmma, pendings 0) | tritium (mma.sync) "
+          "| upstream (default) | cuBLAS | tritium/upstream | note |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
+def row(size: int, dtype: str, quick: bool) -> str:
+    """The markdown row of one dtype."""
     import torch
     import upstream_kernels
     from matmul_fp16_grouped import matmul_fp16_grouped_kernel
     from triton.testing import do_bench
 
-    a = torch.randn(size, size, device="cuda", dtype=torch.float16)
-    b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    torch_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    a = torch.randn(size, size, device="cuda", dtype=torch_dtype)
+    b = torch.randn(size, size, device="cuda", dtype=torch_dtype)
     ref = a.float() @ b.float()
     flops = 2.0 * size**3
 
@@ -52,7 +65,7 @@ def main() -> None:
             old = {k: os.environ.get(k) for k in env}
             os.environ.update(env)
             try:
-                out = torch.empty(size, size, device="cuda", dtype=torch.float16)
+                out = torch.empty(size, size, device="cuda", dtype=torch_dtype)
                 run = launcher(make_kernel(), cfg, out)
                 run()
                 torch.cuda.synchronize()
@@ -71,7 +84,7 @@ def main() -> None:
                     else:
                         os.environ[k] = v
         for tf, what in results:
-            print(f"  {tf:8.1f}  {what}", file=sys.stderr)
+            print(f"  {dtype} {tf:8.1f}  {what}", file=sys.stderr)
         return max(results)
 
     import tritium
@@ -83,14 +96,13 @@ def main() -> None:
     wg = best(fresh_tritium, {})
     ms = do_bench(lambda: a @ b)
     cublas = flops / ms * 1e-9
-    v2 = best(fresh_tritium, {"DISABLE_MMA_V3": "1"})
-    sync = best(fresh_tritium, {"TRITIUM_WGMMA_SYNC": "1"})
-    print("| benchmark | size | tritium (wgmma) | tritium (wgmma, pendings 0) | tritium (mma.sync) "
-          "| upstream (default) | cuBLAS | tritium/upstream | note |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    print(f"| grouped matmul fp16 | {size}^3 | {wg[0]:.1f} | {sync[0]:.1f} | {v2[0]:.1f} | "
-          f"{up[0]:.1f} | {cublas:.1f} | {wg[0] / up[0]:.2f}x | best: tritium {wg[1]}, "
-          f"pendings 0 {sync[1]}, mma.sync {v2[1]}, upstream {up[1]} |")
+    skipped = (0.0, "not run (--quick)")
+    v2 = skipped if quick else best(fresh_tritium, {"DISABLE_MMA_V3": "1"})
+    sync = skipped if quick else best(fresh_tritium, {"TRITIUM_WGMMA_SYNC": "1"})
+    cell = lambda r: "-" if r is skipped else f"{r[0]:.1f}"  # noqa: E731
+    return (f"| grouped matmul {dtype} | {size}^3 | {wg[0]:.1f} | {cell(sync)} | {cell(v2)} | "
+            f"{up[0]:.1f} | {cublas:.1f} | {wg[0] / up[0]:.2f}x | best: tritium {wg[1]}, "
+            f"pendings 0 {sync[1]}, mma.sync {v2[1]}, upstream {up[1]} |")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""fp16 matmul C = A @ B (fp32 accumulation, fp16 out) with grouped program ordering.
+"""fp16 matmul C = A @ B (fp32 accumulation, C in C's dtype: fp16 here, bf16 works alike)
+with grouped program ordering.
 
 Programs walk the output GROUP_M block-rows at a time, column by column, so the A and B
 tiles a wave of programs reads stay in L2 (upstream's matmul tutorial). Strides make any
@@ -55,7 +56,7 @@ def matmul_fp16_grouped_kernel(
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
-    c = acc.to(tl.float16)
+    c = acc.to(c_ptr.dtype.element_ty)
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 

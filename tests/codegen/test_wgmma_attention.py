@@ -49,12 +49,14 @@ def test_forward_ttgir_has_both_dots_on_wgmma_with_p_in_registers(d):
         assert p and not p.group(1)  # no scratch: a register permutation
         assert "local_alloc" not in body and "ttng.fence_async_shared" not in body
         # P @ V stays in flight: the next trip's wait for Q K^T retires it (the loop's
-        # accumulator goes through that wait), then the copies refill the ring stages
-        # trip k - 1 read, after a barrier (every warpgroup has retired its P @ V)
+        # accumulator goes through that wait); the copies refill the ring stages trip
+        # k - 1 read once this trip's P @ V is issued (they overlap it, as upstream's),
+        # after a barrier (every warpgroup has passed the wait that retired trip k - 1's)
         (wait,) = re.findall(r"ttng\.warp_group_dot_wait (.*) \{pendings = 0 : i32\}", body)
         assert wait.count("%") == 4  # S, the Q and K tiles, the accumulator
-        order = re.findall(r"warp_group_dot_wait|gpu\.barrier|async_copy_global_to_local", body)
-        assert order[-4:] == ["warp_group_dot_wait", "gpu.barrier"] + ["async_copy_global_to_local"] * 2
+        order = re.findall(r"warp_group_dot_wait|warp_group_dot |gpu\.barrier|async_copy_global_to_local", body)
+        assert order[-6:] == ["warp_group_dot ", "warp_group_dot_wait", "warp_group_dot ",
+                              "gpu.barrier"] + ["async_copy_global_to_local"] * 2  # fmt: skip
     # after each loop, the last P @ V is waited for; the Q tile is stored by the threads
     # once: one fence before each loop
     assert len(re.findall(r"scf\.yield .*\n\s+\}.*\n\s+%\S+ = ttng\.warp_group_dot_wait", ttgir)) == 2
@@ -83,6 +85,27 @@ def test_forward_ptx_assembles_without_local_memory(d, block_m, block_n, warps, 
     assert usage["local"] == 0 and usage["stack_frame"] == 0, usage["log"]
     assert usage["spill_stores"] == 0 and usage["spill_loads"] == 0, usage["log"]
     assert "(C75" not in usage["log"], usage["log"]  # no warpgroup.arrive / wait injected
+
+
+def test_descriptors_come_from_the_warp_id_of_lane_0():
+    """The warpgroup origin the descriptors are built from is the warp id as lane 0 holds
+    it (shfl.sync.idx ..., 0), as upstream's: ptxas then knows it is one value per warp."""
+    ptx = compile_forward(128, 128, 64, 8, arch="sm_90a").asm["ptx"]
+    assert re.search(r"shfl\.sync\.idx\.b32\s+%r\d+, %r\d+, 0, 31, -1;", ptx)
+
+
+def test_forward_loop_moves_no_register_into_a_uniform_one(ptxas):
+    """In SASS (where a disassembler is installed): the forward's first loop builds its 12
+    wgmmas' descriptors in uniform registers, with no R2UR move before each (from
+    per-thread registers, 16 of them stood between the HGMMAs of a trip)."""
+    cubin = tools.ptxas(compile_forward(128, 128, 64, 8, arch="sm_90a").asm["ptx"], "sm_90a")
+    sass = tools.disassemble(cubin)
+    if sass is None:
+        pytest.skip("no nvdisasm / cuobjdump")
+    first = sass.index("HGMMA")
+    back = re.search(r"BRA `\((\.L_x_\d+)\)", sass[first:])  # the loop's backward branch
+    loop = sass[sass.index(back[1] + ":") : first + back.end()]
+    assert loop.count("HGMMA") == 12 and "R2UR" not in loop
 
 
 @pytest.mark.parametrize("causal", [False, True])

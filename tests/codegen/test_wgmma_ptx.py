@@ -107,6 +107,19 @@ def test_loop_keeps_one_wgmma_group_in_flight(block, warps, ptxas):
     assert "(C7517)" in tools.ptxas_usage(bad, "sm_90a")["log"]
 
 
+@pytest.mark.parametrize("orders", [("row", "row"), ("col", "col")])
+def test_a_group_builds_one_descriptor_per_tile(orders):
+    """Between a group's wgmmas no descriptor field is rebuilt from an address (as
+    upstream's): the tiles' descriptors are made once, each K step's is a 64-bit add of
+    its 16-byte offset (4 K steps, 2 tiles: 2 address-to-descriptor conversions)."""
+    ptx = compile_dot("bf16", *orders, (128, 256, 64), 8, 3).asm["ptx"]
+    body = loop_body(ptx)
+    group = body[body.index("wgmma.fence") : body.index("wgmma.commit_group")]
+    assert group.count("wgmma.mma_async") == 4
+    assert len(re.findall(r"cvt\.u64\.u32", group)) == 2
+    assert len(re.findall(r"add\.s64\s+%rd\d+, %rd\d+, \d+;", group)) == 6  # 3 K steps x 2
+
+
 def test_escape_hatch_waits_for_each_wgmma(monkeypatch, ptxas):
     monkeypatch.setenv("TRITIUM_WGMMA_SYNC", "1")
     ptx = compile_dot("fp16", "row", "row", (128, 128, 64), 8, 3).asm["ptx"]

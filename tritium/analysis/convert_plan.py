@@ -7,6 +7,12 @@ the shared-memory buffer the conversion goes through (`convert_plan`).
       row-major in the destination's order, rows padded by one element when the two
       layouts' fastest dims differ (a transpose: strided accesses then hit distinct banks)
 
+    %c = ttg.convert_layout %acc : tensor<128x256xf16, #mma_v3> -> tensor<128x256xf16, #blocked>
+      a wgmma accumulator (the GEMM epilogue): each warp stores 8 rows x 4 lanes at once,
+      so rows are padded by the 8 columns a row's 4 lanes store (16 bytes here): the 8 rows
+      then start in different banks (unpadded, 512-byte rows put all 8 in the same banks:
+      8-way conflicts)
+
 Shape ops (broadcast, expand_dims, trans, reshape) use `register_map` too: they never
 move data between threads.
 """
@@ -20,6 +26,7 @@ from xdsl.ir import Attribute
 
 from tritium.ir.layouts import LinearLayout, layout_of
 from tritium.ir.ttg import layout_order
+from tritium.ir.ttg_mma import is_mma_v3
 from tritium.ir.types import encoding_of
 
 Coord = tuple[int, ...]
@@ -68,13 +75,29 @@ def convert_plan(src_t: Attribute, dst_t: Attribute) -> ConvertPlan | None:
     shape = src.shape
     order = layout_order(encoding_of(dst_t))
     src_fast = layout_order(encoding_of(src_t))[0]
-    pad = 1 if len(shape) > 1 and src_fast != order[0] and shape[order[0]] > 1 else 0
+    pad = _row_pad(src_t, src_fast, order[0], shape)
     strides = [0] * len(shape)
     stride = 1
     for k, d in enumerate(order):
         strides[d] = stride
         stride *= shape[d] + (pad if k == 0 else 0)
     return ConvertPlan(src, dst, tuple(strides), stride)
+
+
+def _row_pad(src_t: Attribute, src_fast: int, dst_fast: int, shape: tuple[int, ...]) -> int:
+    """Elements of padding after each row of the buffer (see the module docstring)."""
+    if len(shape) < 2 or shape[dst_fast] == 1:
+        return 0
+    if src_fast != dst_fast:
+        return 1
+    if is_mma_v3(encoding_of(src_t)):
+        # One store of a warp covers 8 rows, each with a run of lanes x contiguous registers
+        # (4 x 2 columns); padding by that run puts the rows side by side in the banks. The
+        # mma.sync (v2) epilogue keeps its unpadded rows (sm_89 PTX unchanged).
+        src = layout_of(src_t)
+        lanes = 1 << sum(1 for b in src.lane if b[dst_fast])
+        return lanes * src.contiguous_registers(dst_fast)
+    return 0
 
 
 __all__ = ["ConvertPlan", "Coord", "convert_plan", "register_map"]

@@ -80,12 +80,15 @@ wait retires both, the loop's accumulator going through it:
       %w = ttg.async_wait %g {num = 1 : i32}
       %s0 = ttng.warp_group_dot %q, %k[%ext1], %zero
       %s:4 = ttng.warp_group_dot_wait %s0, %q, %k[%ext1], %o {pendings = 0 : i32}  (P @ V of trip k - 1 retired too)
-      copies into stage %ins1 (read by trip k - 1)  (membar: bar.sync first) ; commit
       ... softmax ; %o1 = %s#3 * alpha ...
       %o2 = ttng.warp_group_dot %p, %v[%ext1], %o1
+      copies into stage %ins1 (read by trip k - 1)  (membar: bar.sync first) ; commit
       scf.yield %o2, ...
     }
     %o_done = ttng.warp_group_dot_wait %r#0 {pendings = 0 : i32}
+
+The copies are issued while the tensor cores run P @ V, as upstream's: between the wait
+and P @ V they would delay the softmax, with the tensor cores idle (one CTA per SM).
 
 When: the loop holds two `warp_group_dot`s each waited for right after it, the second's
 result goes only to the next trip as its accumulator, which nothing reads before the
@@ -93,7 +96,7 @@ first's wait; their tiles are tiles filled before the loop (Q) or stages of ring
 (S >= 3) refilled, by one commit group before the first dot, in the stage trip k - 1
 read; the first dot reads one of those rings, so the membar pass's barrier before the
 moved copies (they conflict with its read) also orders every warpgroup's retirement of
-P @ V before them. P, wgmma's register A, is written again only after the next trip's
+P @ V of trip k - 1 (at its wait, earlier in the trip) before them. P, wgmma's register A, is written again only after the next trip's
 wait (it is computed from the wait's results). Not with TRITIUM_WGMMA_SYNC=1.
 """
 
@@ -310,11 +313,10 @@ def _keep_in_flight(plan: _InFlight, wait: WarpGroupDotWaitOp) -> None:
     _refill_after(plan, wait)
 
 
-def _refill_after(plan: _InFlight | _ChainInFlight, wait: WarpGroupDotWaitOp) -> None:
-    """Move the loop's refills (cp.async copies and their commit) right after `wait`, the
-    wait that retires the stage they overwrite, and wait for the last group after the loop,
-    before the accumulator it carries is read."""
-    anchor: Operation = wait
+def _refill_after(plan: _InFlight | _ChainInFlight, anchor: Operation) -> None:
+    """Move the loop's refills (cp.async copies and their commit) right after `anchor` (at
+    or after the wait that retires the stage they overwrite), and wait for the last group
+    after the loop, before the accumulator it carries is read."""
     for op in [*plan.copies, plan.commit]:
         op.detach()
         anchor = insert_after(anchor, op)
@@ -397,8 +399,9 @@ def _chain_in_flight(loop: scf.ForOp) -> _ChainInFlight | None:
 
 def _keep_chain_in_flight(plan: _ChainInFlight) -> None:
     """The second dot's group is retired by the first's wait of the next trip (which
-    takes the accumulator through it), the refills move after that wait, and the
-    accumulator is waited for after the loop (module docstring)."""
+    takes the accumulator through it), the refills move after the second dot is issued
+    (past that wait), and the accumulator is waited for after the loop (module
+    docstring)."""
     block = plan.loop.body.block
     acc = block.args[plan.acc + 1]
     old = plan.wait1
@@ -410,10 +413,11 @@ def _keep_chain_in_flight(plan: _ChainInFlight) -> None:
     for use in list(acc.uses):
         if use.operation is not wait1:
             use.operation.operands[use.index] = wait1.outputs[-1]
+    wg2 = plan.wait2.inputs[0].owner
     plan.wait2.outputs[0].replace_all_uses_with(plan.wait2.inputs[0])
     plan.wait2.detach()
     plan.wait2.erase()
-    _refill_after(plan, wait1)
+    _refill_after(plan, wg2)
 
 
 def wgmma_pipeline(module: ModuleOp, in_flight: bool = True) -> int:

@@ -24,8 +24,9 @@ warpgroup.arrive), with B's transpose bit alone:
     %o = ttng.warp_group_dot %p, %v, %acc : tensor<128x64xf16, #ttg.dot_op<...>> * !ttg.memdesc<64x64xf16, ...>
       -> 4 x wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {32 x f32}, {a0, a1, a2, a3}, descB, p, 1, 1, 1;
 
-Each warpgroup (4 consecutive warps, `#ttg.nvidia_mma` version 3: warps M-first) computes
-64 x N tiles: for every repetition of the layout's CTA tile over the result, for every K
+Each warpgroup (4 consecutive warps, `#ttg.nvidia_mma` version 3: warps M-first; its
+origin computed from the warp id lane 0 holds, `shfl.sync.idx`, so that ptxas builds the
+descriptors in uniform registers) computes 64 x N tiles: for every repetition of the layout's CTA tile over the result, for every K
 step of the instruction, one wgmma whose accumulator fragment is, per warp, the 16 x N
 slice of registers d[i] at (8 * (i / 2 % 2), 8 * (i / 4) + i % 2) from the instruction's
 origin (the accumulator layout's register bases, tritium.ir.layouts).
@@ -61,7 +62,7 @@ from tritium.analysis.shared_bytes import element_bytes
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
 from tritium.codegen.lower.dot_mma import _pack2 as pack2
 from tritium.codegen.lower.registers import register_index
-from tritium.codegen.lower.shared import smem_base
+from tritium.codegen.lower.shared import shuffle_idx, smem_base
 from tritium.codegen.lower.types import f32, i32
 from tritium.ir.arith import constant_value
 from tritium.ir.shared_layout import SharedTile, memdesc_tile
@@ -89,8 +90,8 @@ def descriptor_bits(tile: SharedTile, elem_bytes: int) -> int:
 
 def _dyn_offset(ctx: FunctionLowering, tile: SharedTile, dim: int, value: ir.Value) -> ir.Value:
     """Element offset of coordinate `value` along `dim` of the tile (`value` a multiple of 8
-    when `dim` holds rows, so no swizzle phase; the entry block)."""
-    b = ctx.threads.entry_builder
+    when `dim` holds rows, so no swizzle phase)."""
+    b = ctx.builder
     e = tile.row_length
     if dim == tile.order[1]:
         return b.shl(value, ir.Constant(i32, _log2(e)))
@@ -117,11 +118,20 @@ class _Descriptors:
         self.memo: dict[tuple[int, int], ir.Value] = {}
 
     def at(self, coord: tuple[int, int]) -> ir.Value:
+        """The descriptor at `coord`: the origin's, plus the 16-byte units to `coord` in
+        its 64-bit value (as upstream's: no field is rebuilt between the wgmmas of a
+        group). Exact because shared addresses stay under 2^18 (the 14-bit field never
+        carries into the next) and an instruction's offset is a multiple of 16 bytes."""
         if coord not in self.memo:
             b = self.ctx.builder
-            addr = b.add(self.start, ir.Constant(i32, self.tile.offset(coord) * self.elem))
-            field = b.zext(b.lshr(b.and_(addr, ir.Constant(i32, 0x3FFFF)), ir.Constant(i32, 4)), i64)
-            self.memo[coord] = b.or_(field, ir.Constant(i64, self.bits))
+            if (0, 0) not in self.memo:
+                addr = b.and_(self.start, ir.Constant(i32, 0x3FFFF))
+                field = b.zext(b.lshr(addr, ir.Constant(i32, 4)), i64)
+                self.memo[(0, 0)] = b.or_(field, ir.Constant(i64, self.bits))
+            offset = self.tile.offset(coord) * self.elem
+            assert offset % 16 == 0, offset  # rows a multiple of 8, K steps of 32 bytes
+            base = self.memo[(0, 0)]
+            self.memo[coord] = b.add(base, ir.Constant(i64, offset >> 4)) if offset else base
         return self.memo[coord]
 
 
@@ -163,11 +173,7 @@ def warp_group_dot(ctx: FunctionLowering, op: Operation) -> None:
     lc = ctx.layout(op.d.type)
     b = ctx.builder
 
-    # this thread's warpgroup origin: its accumulator coordinate with the lane bits cleared
-    eb_ = ctx.threads.entry_builder
-    tm, tn = ctx.threads.thread_coords(lc)
-    wg_m = eb_.and_(tm, ir.Constant(i32, ~63 & 0xFFFFFFFF))
-    wg_n = eb_.and_(tn, ir.Constant(i32, ~(instr_n - 1) & 0xFFFFFFFF))
+    wg_m, wg_n = _warpgroup_origin(ctx, lc, instr_n)
     desc_a = None if registers_a else _Descriptors(ctx, op.a, (wg_m, None))
     desc_b = _Descriptors(ctx, op.b, (None, wg_n))
     trans_a = int(desc_a is not None and desc_a.tile.order[0] == 0)  # M contiguous
@@ -219,6 +225,25 @@ def warp_group_dot(ctx: FunctionLowering, op: Operation) -> None:
                     acc[r] = b.extract_value(res, j)
     _asm(ctx, "wgmma.commit_group.sync.aligned;")
     ctx.set(op.d, [acc[index[lc.register_coord(r)]] for r in range(lc.num_registers)])
+
+
+def _warpgroup_origin(ctx: FunctionLowering, lc, instr_n: int) -> tuple[ir.Value, ir.Value]:
+    """This thread's warpgroup origin in the accumulator layout `lc` (its coordinate with
+    the lane bits cleared: a function of the warp alone), from the warp id as lane 0 holds
+    it (`shfl.sync.idx`, here at the dot, as upstream's): ptxas then knows the descriptors
+    built from it are the same across the warp and builds them in uniform registers, where
+    wgmma reads them (from per-thread registers each needs an R2UR move first)."""
+    b = ctx.builder
+    warp = shuffle_idx(ctx, ctx.threads.warp, ir.Constant(i32, 0))
+    coords = [ir.Constant(i32, 0), ir.Constant(i32, 0)]
+    for bit, basis in enumerate(lc.warp):
+        on = b.and_(b.lshr(warp, ir.Constant(i32, bit)), ir.Constant(i32, 1))
+        for d, x in enumerate(basis):
+            if x:
+                coords[d] = b.or_(coords[d], b.mul(on, ir.Constant(i32, x)))
+    wg_m = b.and_(coords[0], ir.Constant(i32, ~63 & 0xFFFFFFFF))
+    wg_n = b.and_(coords[1], ir.Constant(i32, ~(instr_n - 1) & 0xFFFFFFFF))
+    return wg_m, wg_n
 
 
 class _RegisterA:
