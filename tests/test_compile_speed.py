@@ -48,7 +48,7 @@ def test_gc_the_caller_turned_off_stays_off():
 def test_the_jit_disassembles_the_cubin_when_sass_is_read(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(
-        "tritium.codegen.tools._run_ptxas", lambda ptx, arch, extra: (b"CUBIN", "")
+        "tritium.codegen.tools._start_ptxas", lambda ptx, arch, extra: lambda: (b"CUBIN", "")
     )
     calls = []
     monkeypatch.setattr(
@@ -128,30 +128,46 @@ def test_the_ttgir_is_verified_once_beside_llvm_and_its_error_wins(monkeypatch):
 
 def test_the_young_garbage_is_collected_while_ptxas_runs(monkeypatch):
     """With the GC on (paused for the compile), the compile's cyclic garbage so far is
-    collected while ptxas runs, not all at the end; a caller's disabled GC is left alone."""
-    collected, during_ptxas = threading.Event(), []
+    collected after ptxas started and before it is waited for, not all at the end; a
+    caller's disabled GC is left alone."""
+    events = []
 
-    def ptxas(ptx, arch, extra):  # ptxas "runs" until the collection happened beside it
-        during_ptxas.append(collected.wait(timeout=30))
-        return b"CUBIN", "ptxas info    : Used 16 registers"
+    def start(ptx, arch, extra):
+        events.append("ptxas started")
+        return lambda: events.append("ptxas waited for") or (b"CUBIN", "Used 16 registers")
 
     real_collect = gc.collect
-    monkeypatch.setattr("tritium.codegen.tools._run_ptxas", ptxas)
-    monkeypatch.setattr(gc, "collect", lambda gen=2: (collected.set(), real_collect(gen))[1])
+    monkeypatch.setattr("tritium.codegen.tools._start_ptxas", start)
+    monkeypatch.setattr(gc, "collect", lambda gen=2: events.append(f"collect {gen}") or real_collect(gen))
     kernel = tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="cubin")
-    assert kernel.asm["cubin"] == b"CUBIN" and during_ptxas == [True] and gc.isenabled()
+    assert kernel.asm["cubin"] == b"CUBIN" and kernel.metadata.registers == 16
+    assert events == ["ptxas started", "collect 0", "ptxas waited for"] and gc.isenabled()
 
-    collected.clear()
-    during_ptxas.clear()
+    events.clear()
     gc.disable()
     try:
-        monkeypatch.setattr(
-            "tritium.codegen.tools._run_ptxas", lambda *a: (during_ptxas.append(1), (b"C", ""))[1]
-        )
         tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="cubin")
-        assert during_ptxas == [1] and not collected.is_set() and not gc.isenabled()
+        assert events == ["ptxas started", "ptxas waited for"] and not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_switch_interval_is_short_beside_llvm_and_restored(monkeypatch):
+    """LLVM's thread gets the GIL back promptly after each of its calls while this one
+    prints (compiler._prompt_handoff); the interval found is restored, nested uses too."""
+    import sys
+
+    from tritium.codegen import ptx as ptx_module
+
+    seen, real = [], ptx_module.llir_to_ptx
+    monkeypatch.setattr(
+        ptx_module, "llir_to_ptx", lambda *a, **k: seen.append(sys.getswitchinterval()) or real(*a, **k)
+    )
+    before = sys.getswitchinterval()
+    with compiler._prompt_handoff():
+        tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="ptx")
+        assert sys.getswitchinterval() == pytest.approx(1e-4)
+    assert seen == [pytest.approx(1e-4)] and sys.getswitchinterval() == before
 
 
 @tritium.jit

@@ -274,6 +274,32 @@ class _Background(threading.Thread):
         return self._value
 
 
+_handoff_lock = threading.Lock()
+_handoff_users = [0, 0.0]  # compiles inside _prompt_handoff, the interval they found
+
+
+@contextlib.contextmanager
+def _prompt_handoff():
+    """Python's thread switch interval at 0.1 ms meanwhile (then as found). LLVM's thread
+    needs the GIL back after each of its calls (parse, O3, print, codegen, ...); with the
+    default 5 ms this thread, busy printing, kept it waiting up to 5 ms each time: on a
+    16-core machine the LLVM stage of a GEMM took ~40 ms longer beside the prints."""
+    import sys
+
+    with _handoff_lock:
+        if _handoff_users[0] == 0:
+            _handoff_users[1] = sys.getswitchinterval()
+            sys.setswitchinterval(1e-4)
+        _handoff_users[0] += 1
+    try:
+        yield
+    finally:
+        with _handoff_lock:
+            _handoff_users[0] -= 1
+            if _handoff_users[0] == 0:
+                sys.setswitchinterval(_handoff_users[1])
+
+
 def verify_mode():
     """How the pass pipelines verify the IR: after every pass with TRITIUM_DEBUG (a failure
     names the pass that broke it), else once after the last pass (pipeline.py)."""
@@ -334,7 +360,7 @@ def lower(
     the verifier's): where a core is free, that Python work costs no time."""
     from tritium.codegen import lower_to_llvm
     from tritium.codegen.ptx import llir_to_ptx
-    from tritium.codegen.tools import assemble, disassemble
+    from tritium.codegen.tools import disassemble, start_assemble
     from tritium.passes.pipeline import run_ttgir_passes, verify_at_end
 
     asm: dict = {}
@@ -366,17 +392,18 @@ def lower(
             with _timed(timings, "llvm-to-ptx"):
                 return llir_to_ptx(llir, options.arch, libdevice=libdevice)
 
-        llvm = _Background(llvm_to_ptx)
-        try:
-            if beside is not None:
-                beside()
-            if verify_beside:
-                verify_at_end(module, "ttgir", timings)
-            asm["ttgir"] = print_ir(module, locations=True)
-        except BaseException:
-            llvm.join()  # (what it made is moot)
-            raise
-        ptx = llvm.result()
+        with _prompt_handoff():
+            llvm = _Background(llvm_to_ptx)
+            try:
+                if beside is not None:
+                    beside()
+                if verify_beside:
+                    verify_at_end(module, "ttgir", timings)
+                asm["ttgir"] = print_ir(module, locations=True)
+            except BaseException:
+                llvm.join()  # (what it made is moot)
+                raise
+            ptx = llvm.result()
     asm["llir"] = llir
     dumper.write("llir", llir, "ll")
     if stop == "llir":
@@ -386,13 +413,15 @@ def lower(
     if stop == "ptx":
         return asm, facts
     with _timed(timings, "ptxas"):
-        ptxas = _Background(lambda: assemble(ptx, options.arch))  # with -v: registers, spills
-        if young_gc:
-            # while ptxas (a subprocess) runs, this thread frees the compile's garbage so
-            # far: the IR's ops and llvmlite's instructions are cycles, which only the
-            # cyclic GC frees, else all at once when the compile ends (_gc_paused)
-            gc.collect(0)
-        res = ptxas.result()
+        wait = start_assemble(ptx, options.arch)  # with -v: registers and spills
+        try:
+            if young_gc:
+                # while ptxas (a process) runs, free the compile's garbage so far: the IR's
+                # ops and llvmlite's instructions are cycles, which only the cyclic GC
+                # frees, else all at once when the compile ends (_gc_paused)
+                gc.collect(0)
+        finally:
+            res = wait()
     cubin = None if res is None else res[0]
     if res is not None:
         facts = {**facts, **{k: res[1][k] for k in ("registers", "spill_stores", "spill_loads")}}
