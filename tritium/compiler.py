@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from tritium import config
 from tritium.errors import ArgumentError, CompilationError, TritiumError
 from tritium.frontend.kernel_source import KernelSource, stable_value
+from tritium.gc_pause import gc_paused as _gc_paused
 from tritium.ir.printer import print_ir
 from tritium.options import Options
 from tritium.runtime.metadata import KernelMetadata
@@ -358,9 +359,6 @@ def lower(
     a thread while this one verifies and prints the TTGIR and runs `beside` (the lowering
     reads the module, never changes it; an invalid module's lowering error gives way to
     the verifier's): where a core is free, that Python work costs no time."""
-    from tritium.codegen import lower_to_llvm
-    from tritium.codegen.ptx import llir_to_ptx
-    from tritium.codegen.tools import disassemble, start_assemble
     from tritium.passes.pipeline import run_ttgir_passes, verify_at_end
 
     asm: dict = {}
@@ -377,6 +375,10 @@ def lower(
     if stop == "ttgir":
         print_texts()
         return asm, None
+    from tritium.codegen import lower_to_llvm  # (llvmlite: only a compile that lowers)
+    from tritium.codegen.ptx import llir_to_ptx
+    from tritium.codegen.tools import disassemble, start_assemble
+
     with _timed(timings, "lower-to-llvm"):
         try:
             llir, facts = lower_to_llvm(module, libdevice)
@@ -577,22 +579,6 @@ def compile_kernel(
         return _compile_kernel(
             source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on
         )
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """The cyclic GC off for one compile (unless already off): its collections, every few
-    thousand allocations, were 3-4% of a dot kernel's compile. Reference counting still
-    frees what is dropped; cycles (IR ops and their blocks, llvmlite's instructions) wait
-    for one collection of the youngest generation while ptxas runs (`lower`), the rest
-    until the compile ends. Yields whether the GC was on."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield enabled
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on):

@@ -10,6 +10,7 @@ from tritium.analysis.allocation import Allocation, allocate
 from tritium.analysis.membar import barriers
 from tritium.ir import tt
 from tritium.ir.parser import parse_module
+from tritium.ir.printer import print_ir
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "upstream"
 
@@ -121,6 +122,30 @@ def test_tile_barriers():
         copies[-1],
         *[op for op in module.walk() if op.name == "ttg.local_dealloc"],
     }
+
+
+def _tagged(read: str | None, refill: str | None) -> str:
+    """PIPELINED with the pipeliner's ring tags on the read view and the copies' view."""
+    text = PIPELINED
+    for name, role in (("%sr = ttg.memdesc_index %buf[%i]", read), ("%sw = ttg.memdesc_index %buf[%ins]", refill)):  # fmt: skip
+        if role is not None:
+            text = text.replace(name, f'{name} {{ring = "{role}"}}')
+    return text
+
+
+def test_a_refill_after_reads_of_another_stage_needs_no_barrier():
+    """The pipeliner's tags (`{ring = "read"}` / `{ring = "refill"}`) say the copies of a
+    trip write another stage than its reads: the copy after the reads needs no barrier.
+    Untagged, or both views tagged alike, the write after read keeps its barrier."""
+    copies = None
+    for read, refill, barrier in (("read", "refill", False), ("read", None, True),
+                                  (None, "refill", True), ("read", "read", True)):  # fmt: skip
+        module = parse_module(_tagged(read, refill))
+        if read is not None:
+            assert f'{{ring = "{read}"}}' in print_ir(module)  # the tag survives printing
+        copies = [op for op in module.walk() if op.name == "ttg.async_copy_global_to_local"]
+        found = barriers(func_of(module), allocate(module))
+        assert (copies[-1] in found.before) == barrier, (read, refill)
 
 
 # --------------------------------------------------------------------------- both at once

@@ -459,3 +459,64 @@ def test_a_tile_with_a_use_that_is_no_dot_operand_stays_a_load():
     _, body, _ = split_loop(_two_reads(extra_use=True).asm["ttgir"])
     assert count(body, "ttg.async_copy_global_to_local") == 0
     assert count(body, "tt.load") == 1 and count(body, "ttg.memdesc_trans") == 0
+
+
+# --------------------------------------------------------------------------- where the copies go
+
+
+def _attention_ttgir(causal: bool, seq_sig: str = "i32:16", d: int = 64) -> str:
+    import examples.flash_attention as fa
+
+    sig = ",".join(["*fp16:16"] * 4 + ["*fp32:16", "fp32", seq_sig] + ["i32:16"] * 8)
+    consts = dict(HEAD_DIM=d, BLOCK_M=64, BLOCK_N=64, CAUSAL=causal, BF16=False)
+    return tritium.compile(fa.attn_fwd_kernel, sig, consts, num_warps=4, num_stages=3,
+                           stop="ttgir").asm["ttgir"]  # fmt: skip
+
+
+def _loop_bodies(text: str) -> list[str]:
+    bodies, start = [], 0
+    while (start := text.find("scf.for", start)) >= 0:
+        end = text.index("scf.yield", start)
+        bodies.append(text[start:end])
+        start = end
+    return bodies
+
+
+def test_attention_refills_after_its_last_dot():
+    """Attention's unmasked loop (two chained dots, 64 result registers per thread) issues
+    the trip's copies after P @ V, into the stage read one trip ago (tagged: no barrier
+    before them); its masked loop, the matmul and the D = 128 loop (96 registers) issue
+    them right after the wait."""
+
+    def order(body: str) -> list[str]:
+        return re.findall(r"(tt\.dot|ttg\.async_copy_global_to_local|gpu\.barrier)", body)
+
+    unmasked, masked = _loop_bodies(_attention_ttgir(False))
+    assert order(unmasked) == ["gpu.barrier", "tt.dot", "tt.dot"] + ["ttg.async_copy_global_to_local"] * 2  # fmt: skip
+    assert unmasked.count('{ring = "refill"}') == 2 and unmasked.count('{ring = "read"}') == 2
+    assert order(masked)[:3] == ["gpu.barrier"] + ["ttg.async_copy_global_to_local"] * 2
+    (d128, _) = _loop_bodies(_attention_ttgir(False, d=128))
+    assert order(d128)[:3] == ["gpu.barrier"] + ["ttg.async_copy_global_to_local"] * 2
+    matmul, _ = pipelined_matmul("fp16", "tf32", 3, block=(32, 64, 32), warps=4)
+    _, body, _ = split_loop(print_ir(matmul))
+    assert order(body)[:2] == ["gpu.barrier", "ttg.async_copy_global_to_local"]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("landing", ["issue", "wait"])
+def test_attention_refilling_last_in_the_interpreter(causal, landing):
+    """The forward with its copies after the last dot, every copy's hazards checked: 0 to
+    3 unmasked trips and a partial last block."""
+    import examples.flash_attention as fa
+
+    module = parse_module(_attention_ttgir(causal, seq_sig="i32"))
+    rng = np.random.default_rng(int(causal))
+    for seq in (50, 64, 200):
+        q, k, v = (rng.standard_normal((1, seq, 64)).astype(np.float16) for _ in range(3))
+        o = np.full_like(q, np.nan)
+        lse = np.full((1, seq), np.nan, np.float32)
+        scale = 0.125
+        with shared_memory_model(landing):
+            interpret(module, (-(-seq // 64), 1), [q, k, v, o, lse, scale, seq] + [seq * 64, 64] * 4)
+        want = fa.reference(*(x.astype(np.float64) for x in (q, k, v, q)), causal, scale)[0]
+        assert fa.relative_error(o, want) < 2e-3, seq

@@ -26,7 +26,12 @@ Accesses, each on the bytes of one buffer (`allocation.py`, read from the IR):
     ttg.local_dealloc                  of scratch used before or after its life
     gpu.barrier                        a barrier
 
-`T` is the whole allocation a memdesc is a view of (stage indices are dynamic). An access
+`T` is the whole allocation a memdesc is a view of (stage indices are dynamic), with one
+exception: the software pipeliner tags its ring views `{ring = "read"}` (this trip's
+stage, read by `local_load` / `tt.dot`) and `{ring = "refill"}` (the stage its copies
+fill, never the one read in the same trip), so a refill after this trip's reads needs no
+barrier: the stage it fills was last read in the previous trip, before the wait's
+barrier. wgmma's reads are asynchronous (they can outlast a barrier) and take no tag. An access
 needs a barrier first when it conflicts with one made since the last barrier on
 overlapping bytes: a read after a write; a write after a read, a write or an async
 write; an async write after a read or a write. A read after an async write does not:
@@ -53,7 +58,12 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from tritium.analysis.allocation import VIEW_OPS, Allocation
 from tritium.ir.ttg_mma import MemDescType
 
-Access = tuple[str, int, int]  # ("r" | "w" | "aw", first byte, end byte)
+# ("r" | "w" | "aw", first byte, end byte, ring): ring is (the ring's first byte, its role)
+# for an access through a stage view the software pipeliner tagged, else None
+Access = tuple[str, int, int, tuple[int, str] | None]
+# the pipeliner's tags on `ttg.memdesc_index` (`{ring = "read"}` / `{ring = "refill"}`):
+# within one trip of its loop, the stage a refill copy writes is never the stage read
+RING_ATTR, RING_READ, RING_REFILL = "ring", "read", "refill"
 State = frozenset
 _CONFLICTS = {"r": {"w"}, "w": {"r", "w", "aw"}, "aw": {"r", "w"}}
 # ops that are barriers: before them (their bytes change hands), or after them
@@ -74,6 +84,16 @@ def tile_alloc(v: SSAValue) -> Operation:
     return alloc
 
 
+def ring_role(v: SSAValue) -> str | None:
+    """The pipeliner's ring tag on the `ttg.memdesc_index` a memdesc is (a view of)."""
+    while isinstance(v.owner, Operation) and v.owner.name in VIEW_OPS:
+        attr = v.owner.attributes.get(RING_ATTR)
+        if attr is not None:
+            return attr.data
+        v = v.owner.operands[0]
+    return None
+
+
 def tile_source(v: SSAValue) -> SSAValue | None:
     """The memdesc a tensor was loaded from, when it is a `ttg.local_load` result."""
     op = v.owner
@@ -86,11 +106,12 @@ def accesses(op: Operation, alloc: Allocation) -> list[list[Access]]:
     """The op's accesses in phases: phase 0 happens when the op starts; each later phase
     comes after a barrier the op's lowering emits itself."""
 
-    def tile(kind: str, v: SSAValue) -> Access:
+    def tile(kind: str, v: SSAValue, synchronous: bool = True) -> Access:
         rng = alloc.range_of(tile_alloc(v))
         if rng is None:
             raise NotImplementedError(f"{op.name}: its ttg.local_alloc has no allocation.offset")
-        return (kind, *rng)
+        role = ring_role(v) if synchronous else None
+        return (kind, *rng, None if role is None else (rng[0], role))
 
     name = op.name
     if name == "ttg.local_alloc":
@@ -105,17 +126,28 @@ def accesses(op: Operation, alloc: Allocation) -> list[list[Access]]:
         srcs = [tile_source(v) for v in op.operands[:2]]
         return [[tile("r", s) for s in srcs if s is not None]]
     if name == "ttng.warp_group_dot":  # the tensor cores read both tiles (A: or registers)
-        return [[tile("r", v) for v in op.operands[:2] if isinstance(v.type, MemDescType)]]
+        # asynchronously: a read may outlast the barriers after it, so no ring exemption
+        operands = [v for v in op.operands[:2] if isinstance(v.type, MemDescType)]
+        return [[tile("r", v, synchronous=False) for v in operands]]
     rng = alloc.range_of(op)
     if rng is None:
         return []
-    return [[("w", *rng)], [("r", *rng)]]
+    return [[("w", *rng, None)], [("r", *rng, None)]]
 
 
 def _conflicts(state: State, access: Access) -> bool:
-    kind, lo, hi = access
+    kind, lo, hi, ring = access
     bad = _CONFLICTS[kind]
-    return any(k in bad and lo < h and l < hi for k, l, h in state)  # noqa: E741
+    return any(
+        k in bad and lo < h and l < hi and not _other_stage(ring, other)
+        for k, l, h, other in state  # noqa: E741
+    )
+
+
+def _other_stage(a, b) -> bool:
+    """Two accesses of one pipelined ring, a refill and a read: different stages (the
+    pipeliner's invariant; every trip starts with its wait's barrier)."""
+    return a is not None and b is not None and a[0] == b[0] and a[1] != b[1]
 
 
 def needs_barrier_before(op: Operation) -> bool:

@@ -69,9 +69,31 @@ A loop's own `tt.num_stages` (`tl.range(..., num_stages=)`) replaces the kernel'
 Where this differs from upstream 3.6: upstream allocates `num_stages - 1` buffers and
 issues the copies after the dot, into the buffer the dot just read, so its membar adds a
 second `bar.sync` per iteration (before the copies). Here the ring has `num_stages`
-buffers and the copies go first, into the buffer read one trip ago: the wait's
-`bar.sync` is the only barrier of the iteration, and the copies have one more trip of
-compute to land. One commit group per iteration (upstream: one per load). The stage
+buffers and the copies go into the buffer read one trip ago: the wait's `bar.sync` is
+the only barrier of the iteration. One commit group per iteration (upstream: one per
+load).
+
+Where the copies go: first, right after the wait (above), so they have one more trip of
+compute to land; but in a loop of chained mma.sync dots whose results take at most
+`REFILL_LAST_REGISTERS` (64) registers per thread, with unmasked loads and three stages
+or more (attention's forward at D = 64), after the trip's last dot:
+
+    %w = ttg.async_wait %g {num = 1 : i32}            (bar.sync)
+    %k = ttg.local_load %buf[%ext1] {ring = "read"}   ... tt.dot ... tt.dot
+    %t = ttg.async_copy_global_to_local %q, %buf[%ins1] {ring = "refill"} ...
+    %g2 = ttg.async_commit_group tokens %t
+
+The first dot's ldmatrix reads then issue right after the barrier instead of queueing
+behind the copies, and ptxas interleaves the copies with the second dot (on the H100,
+64x64 blocks, 4 warps, S = 4096: 272 against 255 TFLOP/s, causal 231 against 222;
+upstream on mma.sync 279 / 240; benchmarks/RESULTS.md). The stage filled is not
+the one read (`ins1` is `ext1 + num_stages - 1` modulo `num_stages`): the views' `ring`
+tags say so to membar (analysis/membar.py), which then adds no barrier before the copies.
+Elsewhere this order measured slower: the copy addresses and masks computed while the
+accumulators are live cost registers (D = 128 attention, 96 result registers per thread:
+spills and 14% slower causal; a masked loop: 172 registers against 145, two programs per
+SM instead of three), a single dot's trip gains nothing from it (GEMMs 1-6% slower), and
+with two stages the copies would have no time to land. The stage
 count is lowered until the ring fits the target's shared memory beside the operand
 tiles resident through the loop (`resident_tile_bytes`) and, when an op with scratch
 runs in the loop, the kernel's scratch (upstream fails at
@@ -85,7 +107,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -93,9 +115,11 @@ from xdsl.traits import is_side_effect_free
 from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
 from tritium.analysis.allocation import SMALL
+from tritium.analysis.membar import RING_ATTR, RING_READ, RING_REFILL
 from tritium.analysis.scratch import scratch_bytes
 from tritium.ir import arith, tt
 from tritium.ir.arith import constant_value
+from tritium.ir.layouts import elements_per_thread
 from tritium.ir.shared_layout import memdesc_tile
 from tritium.ir.ttg import BlockedEncodingAttr, ConvertLayoutOp
 from tritium.ir.ttg_memory import (
@@ -112,6 +136,7 @@ from tritium.ir.ttg_memory import (
 from tritium.ir.ttg_mma import (
     DotOperandEncodingAttr,
     MemDescType,
+    NvidiaMmaEncodingAttr,
     SwizzledSharedEncodingAttr,
     is_mma_to_dot_shortcut,
     memdesc_bytes,
@@ -461,6 +486,14 @@ class _Emitter:
         return self(make_constant(value, type_)).results[0]
 
 
+def ring_view(buf: SSAValue, index: SSAValue, role: str | None) -> MemDescIndexOp:
+    """`ttg.memdesc_index %buf[%index]`, tagged `{ring = role}` when `role` is given."""
+    view = MemDescIndexOp(buf, index)
+    if role is not None:
+        view.attributes[RING_ATTR] = StringAttr(role)
+    return view
+
+
 def _wrap_increment(emit: _Emitter, v: SSAValue, one, stages, zero) -> SSAValue:
     """`(v + 1 >= stages) ? 0 : v + 1` (upstream's ring-index update)."""
     nxt = emit(arith.AddiOp(v, one)).result
@@ -468,16 +501,19 @@ def _wrap_increment(emit: _Emitter, v: SSAValue, one, stages, zero) -> SSAValue:
     return emit(arith.SelectOp(wrap, zero, nxt)).result
 
 
-def _issue(emit: _Emitter, plan: LoopPlan, mapping, bufs, index: SSAValue, pred: SSAValue):
+def _issue(
+    emit: _Emitter, plan: LoopPlan, mapping, bufs, index: SSAValue, pred: SSAValue, role=None
+):
     """Clone the stage-0 slice under `mapping`, then one async copy per load into stage
-    `index` of its buffer (mask ANDed with `pred`), then one commit group."""
+    `index` of its buffer (mask ANDed with `pred`), then one commit group. `role`: the
+    views' ring role (`ring_view`), for the copies in the loop."""
     for op in plan.stage0:
         new = emit(op.clone(value_mapper=mapping))
         for old, res in zip(op.results, new.results):
             mapping[old] = res
     tokens = []
     for p, buf in zip(plan.loads, bufs):
-        view = emit(MemDescIndexOp(buf, index)).result
+        view = emit(ring_view(buf, index, role)).result
         ptr = mapping.get(p.load.ptr, p.load.ptr)
         mask_type = with_element(ptr.type, i1)
         mask = emit(tt.SplatOp(pred, mask_type)).result
@@ -506,6 +542,7 @@ def pipeline_loop(plan: LoopPlan, stages: int) -> scf.ForOp:
     block = loop.body.block
     iv = block.args[0]
     dist = stages - 1
+    at_end = refill_last(loop, stages) and all(p.load.mask is None for p in plan.loads)
     before = _Emitter(InsertPoint.before(loop), loop.location)
     ity = iv.type
 
@@ -560,8 +597,14 @@ def pipeline_loop(plan: LoopPlan, stages: int) -> scf.ForOp:
     it = body(arith.AddiOp(new_iv, ahead)).result
     pred = body(arith.CmpiOp(new_iv, last, "slt")).result
     mapping = {iv: it} | {block.args[k + 1]: v for k, v in shifted.items()}
-    group = _issue(body, plan, mapping, bufs, ins1, pred)
+    first_issue = new_block.last_op
+    group = _issue(body, plan, mapping, bufs, ins1, pred, RING_REFILL)
     next_s0 = _stage0_iter_values(plan, mapping)
+    refill = []  # the refill's ops, moved after the body's when `at_end`
+    op = first_issue.next_op
+    while op is not None:
+        refill.append(op)
+        op = op.next_op
 
     # stage num_stages - 1: the body as it was, each convert read from the ring
     iv.replace_all_uses_with(new_iv)
@@ -576,6 +619,10 @@ def pipeline_loop(plan: LoopPlan, stages: int) -> scf.ForOp:
         elif id(op) in keep_ids:
             op.detach()
             body(op).location = op.location
+    if at_end:
+        for op in refill:
+            op.detach()
+            body(op)
     old_yield = block.last_op.operands
     body(scf.YieldOp(*[old_yield[k] for k in keep], *next_s0, ins1, ext1, *toks[1:], group))
 
@@ -593,12 +640,30 @@ def pipeline_loop(plan: LoopPlan, stages: int) -> scf.ForOp:
     return new_loop
 
 
+# dot-result registers per thread up to which a chained-dot loop refills last
+REFILL_LAST_REGISTERS = 64
+
+
+def refill_last(loop: scf.ForOp, stages: int) -> bool:
+    """Whether the trip's copies go after its last dot rather than right after the wait
+    (the module docstring, "Where the copies go"): a loop of chained mma.sync dots
+    (attention's two) whose results take at most REFILL_LAST_REGISTERS registers per
+    thread, in a ring of three stages or more."""
+    dots = [op for op in loop.body.walk() if isinstance(op, tt.DotOp)]
+    encs = [encoding_of(d.results[0].type) for d in dots]
+    if stages < 3 or len(dots) < 2:
+        return False
+    if not all(isinstance(e, NvidiaMmaEncodingAttr) and e.version_major.data == 2 for e in encs):
+        return False  # wgmma: wgmma-pipeline places the copies
+    return sum(elements_per_thread(d.results[0].type) for d in dots) <= REFILL_LAST_REGISTERS
+
+
 def _read_stage(emit: _Emitter, p: PipelinedLoad, r: OperandRead, buf, index, token) -> None:
     """Replace the read's convert (and the chain before it) by a local_load of the stage,
     through a `ttg.memdesc_trans` view when the read's orientation is not the tile's; the
     chain's elementwise ops follow in the dot-operand layout (its converts and trans are
     done: the view is in the operand's orientation)."""
-    view = emit(MemDescIndexOp(buf, index)).result
+    view = emit(ring_view(buf, index, RING_READ)).result
     if r.transposed != p.transposed:
         view = emit(MemDescTransOp(view, [1, 0])).result
     operand = r.convert.result.type
