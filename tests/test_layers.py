@@ -1,6 +1,6 @@
 """The package's layering, checked on its import statements (lazy ones inside functions too).
 
-    base (errors, dtype names, config, options)
+    base (errors, dtype names, config, options, gc pause)
       ir
         analysis ─┬─ passes
                   └─ codegen          (passes and codegen never import each other)
@@ -23,7 +23,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "tritium"
 
 # layer -> module prefixes that belong to it (the longest matching prefix wins)
 LAYERS = {
-    "base": ["tritium.errors", "tritium.dtype_names", "tritium.config", "tritium.options"],
+    "base": [
+        "tritium.errors",
+        "tritium.dtype_names",
+        "tritium.config",
+        "tritium.options",
+        "tritium.gc_pause",
+    ],
     "ir": ["tritium.ir"],
     "analysis": ["tritium.analysis"],
     "passes": ["tritium.passes"],

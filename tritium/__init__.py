@@ -74,8 +74,11 @@ def __getattr__(name):
     if name in _LAZY:
         import importlib
 
+        from tritium.gc_pause import gc_paused
+
         module, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module), attr)
+        with gc_paused():  # the compiler's modules: xDSL's classes, no garbage to find
+            value = getattr(importlib.import_module(module), attr)
         globals()[name] = value  # later lookups skip __getattr__
         return value
     if name == "language":

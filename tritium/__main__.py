@@ -1,5 +1,3 @@
-import sys
+from tritium.cli import entry
 
-from tritium.cli import main
-
-sys.exit(main())
+entry()

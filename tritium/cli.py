@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import os
 import pathlib
 import sys
 import traceback
@@ -143,7 +144,6 @@ def _parser() -> argparse.ArgumentParser:
 def cmd_run(args) -> int:
     """`tritium run`: the program runs as `python SCRIPT.py ARGS` / `python -m MODULE ARGS`
     would, its own errors and exit status untouched, with `import triton` served by tritium."""
-    import os
     import runpy
 
     from tritium import triton_alias
@@ -298,6 +298,7 @@ def _write_aot(args, kernel, constexprs: dict) -> None:
 def main(argv=None) -> int:
     from tritium import config
     from tritium.errors import ArgumentError, CompilationError, TritiumError
+    from tritium.gc_pause import gc_paused
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -309,7 +310,8 @@ def main(argv=None) -> int:
             print(f"tritium: error: {e}", file=sys.stderr)
             return 2
     try:
-        return cmd_compile(args)
+        with gc_paused():  # importing the kernel's file, the compiler and compiling
+            return cmd_compile(args)
     except (UsageError, ArgumentError) as e:
         if show_tb:
             raise
@@ -341,5 +343,36 @@ def main(argv=None) -> int:
         return 1
 
 
+def entry() -> None:
+    """The `tritium` command (`python -m tritium`, the console script): `main()`, then exit.
+
+    After `tritium compile` the process ends at once (`os._exit`, the output streams
+    flushed first) instead of through Python's finalization, which tears down every module
+    and object one by one: with xDSL's and tritium's classes and the compiled IR loaded
+    that was ~0.1 CPU s, a fifth of the command (docs/performance.md). The compile has
+    written and closed its files by then and starts no thread or child that outlives it.
+    `tritium run` exits as Python does: the program's atexit handlers and finalizers run.
+
+    For `tritium compile`, numpy's OpenBLAS gets one thread (unless OPENBLAS_NUM_THREADS
+    is set): a kernel's file that imports numpy would otherwise start a BLAS thread per
+    core, each spinning a while, for math this process never does
+    (~0.05 CPU s of `import numpy` on the 2-core machine, more with more cores)."""
+    argv = sys.argv[1:]
+    compiling = argv[:1] == ["compile"]
+    if compiling:
+        from tritium import config
+
+        config.set_default("OPENBLAS_NUM_THREADS", "1")
+    code = main(argv)
+    if compiling:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe: nothing more can reach it
+                code = code or 1
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -16,8 +16,6 @@ interpreter). The result is a `CompiledKernel`: every stage's text in `asm` and 
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import pathlib
 import time
@@ -26,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from tritium import config
 from tritium.errors import ArgumentError, CompilationError, TritiumError
 from tritium.frontend.kernel_source import KernelSource, stable_value
+from tritium.gc_pause import gc_paused as _gc_paused
 from tritium.ir.printer import print_ir
 from tritium.options import Options
 from tritium.runtime.metadata import KernelMetadata
@@ -294,9 +293,6 @@ def lower(
     register and spill counts; None when stopped before LLVM IR). `libdevice`: math calls
     NVIDIA's libdevice at that path (TRITIUM_LIBDEVICE; the llir declares the `__nv_*`
     functions, the ptx holds those called)."""
-    from tritium.codegen import lower_to_llvm
-    from tritium.codegen.ptx import llir_to_ptx
-    from tritium.codegen.tools import assemble, disassemble
     from tritium.passes.pipeline import run_ttgir_passes
 
     asm: dict = {}
@@ -304,6 +300,10 @@ def lower(
     asm["ttgir"] = print_ir(module, locations=True)
     if stop == "ttgir":
         return asm, None
+    from tritium.codegen import lower_to_llvm  # (llvmlite: only a compile that lowers)
+    from tritium.codegen.ptx import llir_to_ptx
+    from tritium.codegen.tools import assemble, disassemble
+
     with _timed(timings, "lower-to-llvm"):
         llir, facts = lower_to_llvm(module, libdevice)
     asm["llir"] = llir
@@ -459,20 +459,6 @@ def compile_kernel(
     (`_gc_paused`)."""
     with _gc_paused():
         return _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop)
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """The cyclic GC off for one compile (unless already off): its collections, every few
-    thousand allocations, were 3-4% of a dot kernel's compile. Reference counting still
-    frees what is dropped; cycles (IR ops and their blocks) wait until the compile ends."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop):

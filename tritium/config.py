@@ -20,6 +20,7 @@
 | `TRITON_INTERPRET` | unset | upstream's switch: when tritium serves `import triton` (`tritium.install_as_triton()`, `python -m tritium run`) and it is on at install, TRITIUM_INTERPRET is set to `1` |
 | `TORCHINDUCTOR_COMPILE_THREADS` | unset | torch inductor's: `tritium.install_as_triton()` sets it to `1` where unset (kernels compile in the program's process, which has the alias; a compile worker process would not) |
 | `TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER` | unset | torch inductor's: `tritium.install_as_triton()` sets it to `0` where unset (the static launcher loads upstream's cubin files from upstream's cache directory) |
+| `OPENBLAS_NUM_THREADS` | unset | OpenBLAS's (numpy's BLAS): `tritium compile` sets it to `1` where unset, before importing the kernel's file (a BLAS thread per core would start and spin in a process that does no BLAS) |
 
 A flag is on unless it is unset, empty or `0`. Each reader below reads `os.environ` when
 called, so a variable set at run time (`os.environ["TRITIUM_DEBUG"] = "1"`,
@@ -92,6 +93,7 @@ VARIABLES: dict[str, str] = {
     "TRITON_INTERPRET": "upstream's interpreter switch, honoured when tritium serves `import triton`",
     "TORCHINDUCTOR_COMPILE_THREADS": "torch inductor's; install_as_triton() sets 1 where unset",
     "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": "torch inductor's; install_as_triton() sets 0 where unset",
+    "OPENBLAS_NUM_THREADS": "numpy's BLAS threads; `tritium compile` sets 1 where unset",
 }
 
 
@@ -152,8 +154,9 @@ def adopt_triton_interpret() -> None:
 
 
 def set_default(name: str, value: str) -> bool:
-    """For `tritium.install_as_triton()`: set another program's variable `name` (torch
-    inductor's TORCHINDUCTOR_*) to `value` where it is unset; whether it was set here."""
+    """Set another program's variable `name` to `value` where it is unset (torch
+    inductor's TORCHINDUCTOR_* for `tritium.install_as_triton()`, OpenBLAS's thread count
+    for `tritium compile`); whether it was set here."""
     if _get(name) is not None:
         return False
     os.environ[name] = value

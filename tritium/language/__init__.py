@@ -2,6 +2,11 @@
 
 import builtins as _builtins
 
+from tritium.gc_pause import gc_paused as _gc_paused
+
+with _gc_paused():  # the frontend's modules load xDSL's and tritium's op classes: no garbage
+    from tritium.frontend import builtins as _frontend  # noqa: F401
+
 from tritium.frontend.builtins import (  # noqa: F401
     abs,
     advance,
@@ -150,4 +155,13 @@ class PropagateNan:
 
 
 from tritium.frontend import math_namespace as math  # noqa: E402,F401
-from tritium.language import extra  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # `tl.extra` (libdevice's ~150 functions, each built with its signature) loads on first
+    # use: most kernels never call libdevice
+    if name == "extra":
+        import importlib
+
+        return importlib.import_module("tritium.language.extra")
+    raise AttributeError(f"module 'tritium.language' has no attribute {name!r}")

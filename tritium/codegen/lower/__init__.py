@@ -1,28 +1,17 @@
 """TTGIR -> per-thread LLVM IR, one file per op family (see codegen/ARCHITECTURE.md).
 
-Importing this package registers every op's lowering in `context.LOWERINGS`.
+Importing this package registers the lowerings of the ops every kernel has in
+`context.LOWERINGS`; the rarer families' modules (dots, shared tiles, math calls and
+libm, atomics, scans, ...: `context.LAZY_LOWERINGS`) register theirs on the first such op.
 """
 
 from tritium.codegen.lower import (  # noqa: F401  (registration by import)
-    assert_op,
     assume,
-    async_copy,
-    atomic,
     control_flow,
     convert_layout,
-    dot,
-    dot_wgmma,
     elementwise,
-    gather,
-    histogram,
-    inline_asm,
-    libdevice,
-    local_memory,
-    math_ops,
     memory,
-    print_op,
     reduce,
-    scan,
     shape,
     shared,
     spmd,

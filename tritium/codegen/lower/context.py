@@ -20,6 +20,7 @@ handed in as `FunctionLowering.axis`.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 
 from llvmlite import ir
@@ -33,6 +34,55 @@ from tritium.ir.locations import op_source_loc
 
 Lowering = Callable[["FunctionLowering", Operation], None]
 LOWERINGS: dict[str, Lowering] = {}
+
+
+# The op families most kernels never hold, by op name (or dialect prefix "math."): the
+# module of this package registering their lowerings, imported on the first such op
+# (`lowering_of`), so a kernel without dots, atomics or math calls loads neither those
+# lowerings nor what they import (libm's routines and coefficients, the ldmatrix and
+# shared-tile addressing, the scan and gather plans). The other modules are imported with
+# the package (__init__.py). tests/codegen/test_lazy_lowerings.py checks the table
+# against what each module registers.
+LAZY_LOWERINGS: dict[str, str] = {
+    "tt.dot": "dot",
+    "ttng.warp_group_dot": "dot_wgmma",
+    "ttng.warp_group_dot_wait": "dot_wgmma",
+    "ttng.fence_async_shared": "dot_wgmma",
+    "ttg.local_alloc": "local_memory",
+    "ttg.local_store": "local_memory",
+    "ttg.local_dealloc": "local_memory",
+    "ttg.memdesc_index": "local_memory",
+    "ttg.memdesc_trans": "local_memory",
+    "ttg.local_load": "local_memory",
+    "ttg.async_copy_global_to_local": "async_copy",
+    "ttg.async_commit_group": "async_copy",
+    "ttg.async_wait": "async_copy",
+    "math.": "math_ops",
+    "tt.precise_sqrt": "math_ops",
+    "tt.precise_divf": "math_ops",
+    "tt.mulhiui": "math_ops",
+    "tt.fp_to_fp": "math_ops",
+    "tt.extern_elementwise": "libdevice",
+    "tt.atomic_rmw": "atomic",
+    "tt.atomic_cas": "atomic",
+    "tt.scan": "scan",
+    "tt.gather": "gather",
+    "tt.histogram": "histogram",
+    "tt.elementwise_inline_asm": "inline_asm",
+    "tt.print": "print_op",
+    "tt.assert": "assert_op",
+}
+
+
+def lowering_of(name: str) -> Lowering | None:
+    """The lowering registered for op `name`, importing its module first if it is lazy."""
+    fn = LOWERINGS.get(name)
+    if fn is None:
+        module = LAZY_LOWERINGS.get(name) or LAZY_LOWERINGS.get(name.partition(".")[0] + ".")
+        if module is not None:
+            importlib.import_module(f"tritium.codegen.lower.{module}")
+            fn = LOWERINGS.get(name)
+    return fn
 
 
 def lowers(*names: str) -> Callable[[Lowering], Lowering]:
@@ -264,7 +314,7 @@ class FunctionLowering:
     # ----------------------------------------------------------------- driving
 
     def lower_op(self, op: Operation) -> None:
-        fn = LOWERINGS.get(op.name)
+        fn = LOWERINGS.get(op.name) or lowering_of(op.name)
         if fn is None:
             raise unsupported(op, "no GPU lowering for this op yet")
         try:
