@@ -177,7 +177,7 @@ def test_binary_output_to_a_terminal_is_refused(capsys, ptxas):
 
 
 @pytest.mark.skipif(
-    shutil.which("nvdisasm") or shutil.which("cuobjdump"), reason="SASS tools are installed"
+    bool(shutil.which("nvdisasm") or shutil.which("cuobjdump")), reason="SASS tools are installed"
 )
 def test_sass_without_the_tools_says_what_is_missing(capsys):
     code, _, err = run(capsys, "compile", ADD, "-s", SIG, "-c", "BLOCK_SIZE=64", "--emit", "sass")
