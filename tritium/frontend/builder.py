@@ -72,7 +72,7 @@ def name_value(value: SSAValue, name: str) -> None:
     `_1` would leave an empty name, which breaks the next pass that copies it, so such a
     value stays unnamed (`%0`), as does one whose name MLIR cannot spell."""
     try:
-        hint = SSAValue.extract_valid_name(name)
+        keep = bool(SSAValue.extract_valid_name(name))
     except ValueError:
-        hint = None
-    value.name_hint = hint or None
+        keep = False
+    value.name_hint = name if keep else None  # (the setter drops the suffix itself)

@@ -46,6 +46,7 @@ from tritium.passes.membar import MembarPass
 from tritium.passes.optimize_dot_operands import OptimizeDotOperandsPass
 from tritium.passes.remove_layout_conversions import RemoveLayoutConversionsPass
 from tritium.passes.reorder_broadcast import ReorderBroadcastPass
+from tritium.passes.reorder_instructions import ReorderInstructionsPass
 from tritium.passes.rewrite_tensor_pointer import RewriteTensorPointerPass
 from tritium.passes.software_pipeliner import SoftwarePipelinePass
 from tritium.passes.verify import verify_ttgir_layouts
@@ -73,6 +74,7 @@ TTGIR_PASSES: tuple[str, ...] = (
     "pipeline",
     "optimize-dot-operands",
     "wgmma-pipeline",
+    "reorder-instructions",
     "allocate-shared-memory",
     "membar",
 )
@@ -100,6 +102,7 @@ def make_pass(name: str, options: Options) -> ModulePass:
         "remove-layout-conversions": RemoveLayoutConversionsPass,
         "allocate-shared-memory": AllocateSharedMemoryPass,
         "optimize-dot-operands": OptimizeDotOperandsPass,
+        "reorder-instructions": ReorderInstructionsPass,
         "membar": MembarPass,
     }
     if name in simple:

@@ -13,6 +13,15 @@ lowering, so each loop is emitted once.
         body:    ...; %i.next = add %i, %s; br header
         exit:    %r.k = %acc.k
 
+An fp16 tensor in the mma.sync accumulator layout (`#ttg.nvidia_mma` version 2: a dot's
+fp16 accumulators, `out_dtype=tl.float16`) is carried in pairs of registers, one
+`<2 x half>` phi per pair ((m, n) and (m, n + 1): the f16x2 word the mma reads and
+writes), split into its halves at the top of the header. The dot packs each pair
+before its mma and unpacks after it; carried half by half, those packs met at the phis
+and stayed: ptxas moved halves in and out of words with a PRMT each (111 per iteration
+of the fp8 x fp8 -> fp16 128x128x64 / 4 warps loop on sm_90) and spilled 8 of them. As
+pairs, LLVM folds each pack into the word it unpacked: no PRMT, no spill.
+
 A function body with several blocks (`cf.cond_br %c, ^bb1, ^bb2` and an early
 `tt.return`) maps block to block; block arguments become phis, and blocks are lowered in
 reverse post-order so that every definition is lowered before its uses.
@@ -22,9 +31,13 @@ from __future__ import annotations
 
 from llvmlite import ir
 from xdsl.dialects import scf
+from xdsl.dialects.builtin import Float16Type
 from xdsl.ir import Block, Operation, Region
 
 from tritium.codegen.lower.context import FunctionLowering, lowers, unsupported
+from tritium.codegen.lower.types import f16, i32
+from tritium.ir.ttg_mma import NvidiaMmaEncodingAttr
+from tritium.ir.types import element_type, encoding_of, is_tensor
 
 
 def lower_body(ctx: FunctionLowering, block: Block) -> Operation | None:
@@ -55,6 +68,8 @@ def scf_for(ctx: FunctionLowering, op: Operation) -> None:
     header = fn.append_basic_block("for.header")
     body = fn.append_basic_block("for.body")
     exit_ = fn.append_basic_block("for.exit")
+    paired = [_carried_in_pairs(v.type, len(regs)) for v, regs in zip(op.iter_args, inits)]
+    inits = [_pack(b, regs) if pairs else regs for regs, pairs in zip(inits, paired)]
     pre = b.block
     b.branch(header)
     b.position_at_end(header)
@@ -62,23 +77,47 @@ def scf_for(ctx: FunctionLowering, op: Operation) -> None:
     iv.add_incoming(lb, pre)
     carried = _phis(ctx, inits)
     _incoming(carried, inits, pre)
+    values = [_unpack(b, ps) if pairs else ps for ps, pairs in zip(carried, paired)]
     b.cbranch(b.icmp_signed("<", iv, ub), body, exit_)
 
     b.position_at_end(body)
     block = op.body.block
     ctx.set(block.args[0], [iv])
-    for arg, phis in zip(block.args[1:], carried):
-        ctx.set(arg, phis)
+    for arg, regs in zip(block.args[1:], values):
+        ctx.set(arg, regs)
     yield_ = lower_body(ctx, block)
     yielded = [ctx.get(v) for v in yield_.operands] if yield_ else []
+    yielded = [_pack(b, regs) if pairs else regs for regs, pairs in zip(yielded, paired)]
     latch = b.block
     iv.add_incoming(b.add(iv, step), latch)
     _incoming(carried, yielded, latch)
     b.branch(header)
 
     b.position_at_end(exit_)
-    for res, phis in zip(op.results, carried):
-        ctx.set(res, phis)
+    for res, regs in zip(op.results, values):
+        ctx.set(res, regs)
+
+
+def _carried_in_pairs(t, registers: int) -> bool:
+    """An fp16 tensor in the mma.sync accumulator layout (the module docstring)."""
+    if not is_tensor(t) or registers % 2 or not isinstance(element_type(t), Float16Type):
+        return False
+    enc = encoding_of(t)
+    return isinstance(enc, NvidiaMmaEncodingAttr) and enc.version_major.data == 2
+
+
+def _pack(b: ir.IRBuilder, regs: list[ir.Value]) -> list[ir.Value]:
+    """Registers 2j and 2j + 1 as one <2 x half> each."""
+    pairs = []
+    for j in range(0, len(regs), 2):
+        vec = ir.Constant(ir.VectorType(f16, 2), None)
+        vec = b.insert_element(vec, regs[j], ir.Constant(i32, 0))
+        pairs.append(b.insert_element(vec, regs[j + 1], ir.Constant(i32, 1)))
+    return pairs
+
+
+def _unpack(b: ir.IRBuilder, pairs: list[ir.Value]) -> list[ir.Value]:
+    return [b.extract_element(p, ir.Constant(i32, k)) for p in pairs for k in (0, 1)]
 
 
 @lowers("scf.if")
