@@ -70,6 +70,11 @@ def test_widen_keeps_the_first_assembly_when_the_budget_spills_more():
     assert rb.widen(ptx, first, 4, "sm_90", _fake_assemble(168, 8)) == (ptx, first)
     wide, res = rb.widen(ptx, first, 4, "sm_90", _fake_assemble(164, 0))
     assert wide.startswith(".maxnreg 168\n") and res[1]["registers"] == 164
+
+    def refuses(ptx, arch):
+        raise tools.PtxasError("ptxas failed")
+
+    assert rb.widen(ptx, first, 4, "sm_90", refuses) == (ptx, first)
     at_top = (b"first", {"registers": 168, "spill_stores": 0})
     assert rb.widen(ptx, at_top, 4, "sm_90", _fake_assemble(1, 0)) == (ptx, at_top)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
+from tritium.codegen.tools import PtxasError
 from tritium.ir.ttg_mma import is_mma, is_mma_v3
 from tritium.ir.types import encoding_of
 
@@ -88,7 +89,10 @@ def widen(ptx: str, first: tuple[bytes, dict], num_warps: int, arch: str, assemb
     if top <= usage["registers"]:
         return ptx, first
     wide = with_maxnreg(ptx, top)
-    res = assemble(wide, arch)
+    try:
+        res = assemble(wide, arch)
+    except PtxasError:  # the first assembly stands (its PTX passed)
+        return ptx, first
     if wide == ptx or res is None or res[1]["spill_stores"] > usage["spill_stores"]:
         return ptx, first
     return wide, res
