@@ -1,6 +1,7 @@
 """Compile time: tritium beside upstream Triton, each cell in fresh processes with empty caches.
 
     python3 benchmarks/compile_time.py [--no-gpu] [--repeat N] [--only CELL,...] [--out FILE.json]
+                                       [--baseline OTHER_CHECKOUT]
 
 Cells (each the best of `--repeat` fresh processes, after one untimed run that writes the
 .pyc files; every process gets an empty TRITIUM_CACHE_DIR / TRITON_CACHE_DIR):
@@ -19,10 +20,14 @@ Cells (each the best of `--repeat` fresh processes, after one untimed run that w
   LLVM, ptxas) in one process.
 
 `--no-gpu` (any machine): tritium only; a first call is `tritium.compile` to cubin (PTX
-without ptxas) instead of a launch, and the autotune cell compiles the 8 configs through
+without ptxas) for sm_90a (`ARCH`: what the JIT targets on an H100 / H200) instead of a
+launch, and the autotune cell compiles the 8 configs through
 the sweep's pool (tritium/jit/compile_pool.py) and, for comparison, one after another.
 There, cells also give CPU seconds (the process's and its children's, ptxas included),
 steadier than wall time on a shared machine.
+
+`--baseline DIR` times another tritium checkout's first calls too (say, main before a
+change), each round running this one, the baseline and upstream in turn.
 
 Prints a markdown table (ratio = tritium / upstream; the goal is <= 0.5) and writes the raw
 numbers to `--out`. Results: benchmarks/RESULTS.md, docs/performance.md.
@@ -97,6 +102,10 @@ if ATTENTION:
         "examples.flash_attention", "attn_bwd_dkdv_kernel", _bwd, _ATTN_CONST,
         {"num_warps": 4, "num_stages": 3},
     )
+
+# what the JIT targets on the GPU the benchmark runs on (Hopper: the dots on wgmma;
+# compiler.target_arch), for the compiles without a GPU (`--no-gpu`, `profile`)
+ARCH = "sm_90a"
 
 # 8 configs of examples/matmul_autotune.py's kernel: (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages)
 AUTOTUNE_CONFIGS = [
@@ -194,7 +203,7 @@ requests = []
 for m, n, k, w, s in {AUTOTUNE_CONFIGS!r}:
     opts = dict(BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, num_warps=w, num_stages=s)
     vals, launch = K.bind((a, a, a, 1024, 1024, 1024), opts)
-    requests.append((build_spec(K, vals), Options.from_launch(launch, arch="sm_90", debug=False)))
+    requests.append((build_spec(K, vals), Options.from_launch(launch, arch={ARCH!r}, debug=False)))
 try:
     from tritium.jit import compile_pool
 except ImportError:  # a tritium from before the pool: one after another
@@ -207,7 +216,7 @@ assert all(x is not None for x in kernels)
     else:
         module, name, sig, const, opts, _ = KERNELS[cell.removeprefix("first call: ")]
         imports = _imports("tritium", module, name)
-        body = f"T.compile(K, {sig!r}, {const!r}, arch='sm_90', stop={stop}, **{opts!r})"
+        body = f"T.compile(K, {sig!r}, {const!r}, arch={ARCH!r}, stop={stop}, **{opts!r})"
     return _PRELUDE + f"""
 import shutil
 c0, t0 = cpu(), time.perf_counter()
@@ -242,7 +251,7 @@ for label, (module, name, sig, const, opts) in {kernels!r}.items():
     K = getattr(importlib.import_module(module), name)
     timings = {{}}
     t = time.perf_counter()
-    tritium.compile(K, sig, const, arch="sm_90", stop=stop, timings=timings, **opts)
+    tritium.compile(K, sig, const, arch={ARCH!r}, stop=stop, timings=timings, **opts)
     timings["total"] = time.perf_counter() - t
     stages[label] = timings
 done(imports=imports, stages=stages)
@@ -272,6 +281,24 @@ def best_of(script: str, repeat: int, tmp: Path) -> dict:
     run_child(script, tmp)  # writes the .pyc files (and warms the OS file cache)
     runs = [run_child(script, tmp) for _ in range(repeat)]
     return {k: min(r[k] for r in runs) for k in runs[0]}
+
+
+def best_interleaved(scripts: dict[str, str], repeat: int, tmp: Path) -> dict:
+    """best_of for several scripts taking turns (one process each per round), so that
+    what the machine does meanwhile weighs on them alike: {name: best of its runs}."""
+    for script in scripts.values():
+        run_child(script, tmp)  # (the .pyc files)
+    runs: dict[str, list] = {name: [] for name in scripts}
+    for _ in range(repeat):
+        for name, script in scripts.items():
+            runs[name].append(run_child(script, tmp))
+    return {n: {k: min(r[k] for r in rs) for k in rs[0]} for n, rs in runs.items()}
+
+
+def baseline_script(script: str, baseline: str) -> str:
+    """A tritium cell's script importing tritium (and the examples) from the checkout
+    `baseline` instead of this one."""
+    return script.replace(repr(str(REPO)), repr(str(Path(baseline).resolve())), 1)
 
 
 def cli_cell(repeat: int, tmp: Path) -> dict:
@@ -308,6 +335,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="timed processes per cell (best of)")
     ap.add_argument("--only", help="comma-separated cell name prefixes")
     ap.add_argument("--out", help="write the raw numbers here (JSON)")
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="another tritium checkout, timed in turn with this one on the first "
+                    "calls (column 'baseline'), e.g. the main branch before a change")  # fmt: skip
     args = ap.parse_args(argv)
     cells = [f"first call: {k}" for k in KERNELS] + [AUTOTUNE_CELL, CLI_CELL, "profile"]
     if args.only:
@@ -324,6 +354,13 @@ def main(argv=None) -> int:
                     row["tritium"] = cli_cell(args.repeat, tmp)
                 elif cell == "profile":
                     row["tritium"] = run_child(profile_script(), tmp)
+                elif args.baseline and cell.startswith("first call: "):
+                    scripts = (
+                        {"tritium": cpu_script(cell)} if args.no_gpu
+                        else {impl: gpu_script(impl, cell) for impl in impls}
+                    )  # fmt: skip
+                    scripts["baseline"] = baseline_script(scripts["tritium"], args.baseline)
+                    row.update(best_interleaved(scripts, args.repeat, tmp))
                 elif args.no_gpu:
                     row["tritium"] = best_of(cpu_script(cell), args.repeat, tmp)
                     if cell == AUTOTUNE_CELL:
@@ -365,6 +402,14 @@ def markdown(results: dict) -> str:
         compile_s = row.get("tritium", {}).get("compile_s")
         if compile_s is not None:
             extra += f" (compile {compile_s:.3f})"
+        base = row.get("baseline")
+        if base is not None:
+            extra += f" (baseline {_fmt(base.get(key))}"
+            if base.get("first_call_cpu_s") is not None:
+                extra += f" [cpu {base['first_call_cpu_s']:.3f}]"
+            if base.get("compile_s") is not None:
+                extra += f" (compile {base['compile_s']:.3f})"
+            extra += ")"
         cold = row.get("tritium", {}).get("cold_process_s")
         if cold is not None:
             extra += f" (without .pyc files: {cold:.3f} [cpu {row['tritium']['cold_cpu_s']:.3f}])"

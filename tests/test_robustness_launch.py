@@ -332,7 +332,7 @@ SPILL_LOG = (
 def fake_ptxas(monkeypatch):
     logs = []
     monkeypatch.setattr(
-        "tritium.codegen.tools._run_ptxas", lambda ptx, arch, extra: (b"\x7fELF", logs[-1])
+        "tritium.codegen.tools._start_ptxas", lambda ptx, arch, extra: lambda: (b"\x7fELF", logs[-1])
     )
     monkeypatch.setattr("tritium.codegen.tools.disassemble", lambda cubin: None)
     return logs

@@ -16,8 +16,11 @@ interpreter). The result is a `CompiledKernel`: every stage's text in `asm` and 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import pathlib
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -250,6 +253,54 @@ def _timed(timings: dict | None, name: str):
     return _T()
 
 
+class _Background(threading.Thread):
+    """`fn()` run in a thread from now on; `result()` waits for it: its value, or its
+    exception raised here."""
+
+    def __init__(self, fn):
+        super().__init__(name="tritium-compile", daemon=True)
+        self._fn, self._value, self._error = fn, None, None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            self._error = e
+
+    def result(self):
+        self.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+_handoff_lock = threading.Lock()
+_handoff_users = [0, 0.0]  # compiles inside _prompt_handoff, the interval they found
+
+
+@contextlib.contextmanager
+def _prompt_handoff():
+    """Python's thread switch interval at 0.1 ms meanwhile (then as found). LLVM's thread
+    needs the GIL back after each of its calls (parse, O3, print, codegen, ...); with the
+    default 5 ms this thread, busy printing, kept it waiting up to 5 ms each time: on a
+    16-core machine the LLVM stage of a GEMM took ~40 ms longer beside the prints."""
+    import sys
+
+    with _handoff_lock:
+        if _handoff_users[0] == 0:
+            _handoff_users[1] = sys.getswitchinterval()
+            sys.setswitchinterval(1e-4)
+        _handoff_users[0] += 1
+    try:
+        yield
+    finally:
+        with _handoff_lock:
+            _handoff_users[0] -= 1
+            if _handoff_users[0] == 0:
+                sys.setswitchinterval(_handoff_users[1])
+
+
 def verify_mode():
     """How the pass pipelines verify the IR: after every pass with TRITIUM_DEBUG (a failure
     names the pass that broke it), else once after the last pass (pipeline.py)."""
@@ -268,7 +319,12 @@ def load_stages() -> None:
     import tritium.runtime.cache  # noqa: F401
 
 
-def make_ttir(source: KernelSource, spec, options: Options, dumper: Dumper, timings: dict | None):
+def make_ttir(
+    source: KernelSource, spec, options: Options, dumper: Dumper, timings: dict | None,
+    verify=None,
+):  # fmt: skip
+    """The frontend's TTIR, through the TTIR passes (verified as `verify`: the pipeline's
+    `verify` argument; None: as verify_mode() says)."""
     from tritium.frontend.ttir import ast_to_ttir
     from tritium.passes.pipeline import run_ttir_passes
 
@@ -276,7 +332,8 @@ def make_ttir(source: KernelSource, spec, options: Options, dumper: Dumper, timi
     with _timed(timings, "frontend"):
         module, deps = ast_to_ttir(source, spec, debug=options.debug)
     dumper.module("ttir-frontend", module)
-    run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
+    verify = verify_mode() if verify is None else verify
+    run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify)
     return module, deps
 
 
@@ -287,37 +344,87 @@ def lower(
     timings: dict | None,
     stop: str = "sass",
     libdevice: str | None = None,
+    beside=None,
+    young_gc: bool = False,
 ) -> tuple[dict, dict | None]:
     """TTIR module -> (asm with ttgir, llir, ptx (and cubin / sass when the tools exist),
     codegen's launch facts: name, params, num_warps, threads_per_warp, shared, and ptxas's
     register and spill counts; None when stopped before LLVM IR). `libdevice`: math calls
     NVIDIA's libdevice at that path (TRITIUM_LIBDEVICE; the llir declares the `__nv_*`
-    functions, the ptx holds those called)."""
-    from tritium.passes.pipeline import run_ttgir_passes
+    functions, the ptx holds those called). `beside()`: the caller's work to do while LLVM
+    runs (at once without it). `young_gc`: collect the youngest generation's garbage while
+    ptxas runs (the caller's GC is on, but paused).
+
+    From the LLVM IR to the PTX, LLVM (C++ through ctypes, which releases the GIL) runs in
+    a thread while this one verifies and prints the TTGIR and runs `beside` (the lowering
+    reads the module, never changes it; an invalid module's lowering error gives way to
+    the verifier's): where a core is free, that Python work costs no time."""
+    from tritium.passes.pipeline import run_ttgir_passes, verify_at_end
 
     asm: dict = {}
-    run_ttgir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
-    asm["ttgir"] = print_ir(module, locations=True)
+
+    def print_texts():
+        if beside is not None:
+            beside()
+        asm["ttgir"] = print_ir(module, locations=True)
+
+    to_ptx = stop not in ("ttgir", "llir")
+    verify_beside = to_ptx and verify_mode() == "end"  # (TRITIUM_DEBUG: after each pass)
+    run_ttgir_passes(module, options, dump=dumper.module, timings=timings,
+                     verify=False if verify_beside else verify_mode())  # fmt: skip
     if stop == "ttgir":
+        print_texts()
         return asm, None
     from tritium.codegen import lower_to_llvm  # (llvmlite: only a compile that lowers)
     from tritium.codegen.ptx import llir_to_ptx
     from tritium.codegen.register_budget import chains_mma_dots, widen
-    from tritium.codegen.tools import assemble, disassemble
+    from tritium.codegen.tools import assemble, disassemble, start_assemble
 
     with _timed(timings, "lower-to-llvm"):
-        llir, facts = lower_to_llvm(module, libdevice)
+        try:
+            llir, facts = lower_to_llvm(module, libdevice)
+        except Exception:
+            if verify_beside:
+                verify_at_end(module, "ttgir", timings)
+            raise
+    if not to_ptx:
+        print_texts()
+    else:
+
+        def llvm_to_ptx():
+            with _timed(timings, "llvm-to-ptx"):
+                return llir_to_ptx(llir, options.arch, libdevice=libdevice)
+
+        with _prompt_handoff():
+            llvm = _Background(llvm_to_ptx)
+            try:
+                if beside is not None:
+                    beside()
+                if verify_beside:
+                    verify_at_end(module, "ttgir", timings)
+                asm["ttgir"] = print_ir(module, locations=True)
+            except BaseException:
+                llvm.join()  # (what it made is moot)
+                raise
+            ptx = llvm.result()
     asm["llir"] = llir
     dumper.write("llir", llir, "ll")
     if stop == "llir":
         return asm, facts
-    with _timed(timings, "llvm-to-ptx"):
-        asm["ptx"] = llir_to_ptx(llir, options.arch, libdevice=libdevice)
+    asm["ptx"] = ptx
     dumper.write("ptx", asm["ptx"], "ptx")
     if stop == "ptx":
         return asm, facts
     with _timed(timings, "ptxas"):
-        res = assemble(asm["ptx"], options.arch)  # with -v: registers and spills
+        wait = start_assemble(ptx, options.arch)  # with -v: registers and spills
+        try:
+            if young_gc:
+                # while ptxas (a process) runs, free the compile's garbage so far: the IR's
+                # ops and llvmlite's instructions are cycles, which only the cyclic GC
+                # frees, else all at once when the compile ends (_gc_paused)
+                gc.collect(0)
+        finally:
+            res = wait()
         if res is not None and chains_mma_dots(module):  # attention: register_budget.py
             asm["ptx"], res = widen(asm["ptx"], res, facts["num_warps"], options.arch, assemble)
     cubin = None if res is None else res[0]
@@ -373,6 +480,17 @@ def param_divisibility(module) -> dict:
                 if isinstance(attr, IntegerAttr):
                     out[arg.name_hint or f"arg{i}"] = attr.value.data
     return out
+
+
+def _snapshot(module):
+    """A copy of `module`, every value named exactly as in `module` (xDSL's clone sets each
+    name through the validating setter again, which strips another `_N` suffix from a name
+    like `x_1_2` and refuses the empty hint that `_0` leaves)."""
+    values: dict = {}
+    copy = module.clone(values, clone_name_hints=False)
+    for old, new in values.items():
+        new._name = old._name  # (xDSL's IRWithName field behind `name_hint`)
+    return copy
 
 
 def make_metadata(
@@ -460,13 +578,15 @@ def compile_kernel(
     interpreter. `cache`: look the kernel up in the compiled-kernel cache first (not while
     dumping) and store it there. Python's cyclic garbage collector is paused meanwhile
     (`_gc_paused`)."""
-    with _gc_paused():
-        return _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop)
+    with _gc_paused() as gc_on:
+        return _compile_kernel(
+            source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on
+        )
 
 
-def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop):
+def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on):
     from tritium.analysis.pointer_writes import written_params
-    from tritium.passes.pipeline import run_ttir_passes
+    from tritium.passes.pipeline import run_ttir_passes, verify_at_end
     from tritium.runtime import cache as kernel_cache
 
     if stop not in STAGES:
@@ -480,6 +600,12 @@ def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, 
 
         libdevice = resolve_libdevice()  # TRITIUM_LIBDEVICE
     key = cache_key(source, spec, options, libdevice) if cache and not interpret else None
+    # Through the GPU passes, the TTIR's end-of-pipeline check, its text and its written
+    # parameters are made from a copy while LLVM works (lower); any error on the way gives
+    # way to the TTIR verifier's
+    later = not interpret and stop != "ttir"
+    verify = verify_mode()
+    ttir_verify = False if stop in ("ptx", "cubin", "sass") and verify == "end" else verify
     if isinstance(source, KernelSource):
         name, runtime = source.__name__, list(spec.types)
         hit = None if dumper.dir else kernel_cache.load_kernel(key)
@@ -487,19 +613,35 @@ def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, 
             metadata = KernelMetadata.from_dict(hit["metadata"])
             warn_spills(source, metadata)
             return CompiledKernel(name, hit["asm"], metadata, runtime)
-        module, _ = make_ttir(source, spec, options, dumper, timings)
+        module, _ = make_ttir(source, spec, options, dumper, timings, ttir_verify)
     else:
         module, name, runtime = _load_ttir_file(pathlib.Path(source), dumper)
-        run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify_mode())
-    asm = {"ttir": print_ir(module, locations=True)}
-    writes = written_params(module)  # on the TTIR, before the GPU passes
-    if interpret:
-        return CompiledKernel(name, asm, make_metadata(name, options, None, spec, module, writes),
-                              runtime, module, interpret=True)  # fmt: skip
+        run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=ttir_verify)
     facts = None
-    if stop != "ttir":
-        lowered, facts = lower(module, options, dumper, timings, stop, libdevice)
-        asm.update(lowered)
+    if not later:
+        asm = {"ttir": print_ir(module, locations=True)}
+        writes = written_params(module)
+        if interpret:
+            metadata = make_metadata(name, options, None, spec, module, writes)
+            return CompiledKernel(name, asm, metadata, runtime, module, interpret=True)
+    else:
+        made: dict = {}
+
+        def beside():
+            if ttir_verify is False:
+                verify_at_end(ttir, "ttir", timings)
+            made["ttir"] = print_ir(ttir, locations=True)
+            made["writes"] = written_params(ttir)
+
+        ttir = _snapshot(module)
+
+        try:
+            lowered, facts = lower(module, options, dumper, timings, stop, libdevice, beside, gc_on)
+        except Exception:
+            if ttir_verify is False:
+                verify_at_end(ttir, "ttir", timings)
+            raise
+        asm, writes = {"ttir": made["ttir"], **lowered}, made["writes"]
     metadata = make_metadata(name, options, facts, spec, module, writes)
     kernel = CompiledKernel(name, asm, metadata, runtime)
     if key is not None:

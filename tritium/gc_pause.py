@@ -19,11 +19,12 @@ import gc
 
 @contextlib.contextmanager
 def gc_paused():
-    """The cyclic GC off inside the block (unless already off), restored after it."""
+    """The cyclic GC off inside the block (unless already off), restored after it; yields
+    whether it was on (a compile then collects its young garbage while ptxas runs)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        yield
+        yield enabled
     finally:
         if enabled:
             gc.enable()

@@ -2,6 +2,8 @@
 
     cubin = ptxas(ptx, "sm_89")          # bytes, or None where ptxas is absent
     print(ptxas_usage(ptx, "sm_89"))     # {"registers": 16, "spill_stores": 0, ...}
+    wait = start_assemble(ptx, "sm_90a") # ptxas -v running while the caller works on;
+    cubin, usage = wait()                # then its cubin and report (as assemble's)
     print(disassemble(cubin))            # SASS text, or None
 
 They are optional: tritium makes PTX itself and the driver can JIT it; these are for
@@ -41,29 +43,52 @@ def find_tool(name: str) -> str | None:
 
 
 def _run_ptxas(ptx: str, arch: str, extra: list[str]) -> tuple[bytes, str] | None:
+    run = _start_ptxas(ptx, arch, extra)
+    return None if run is None else run()
+
+
+def _start_ptxas(ptx: str, arch: str, extra: list[str]):
+    """ptxas started on `ptx` (a process of its own, running from now on); None where it is
+    not installed. The returned function waits for it: (cubin, its log) or a PtxasError."""
     exe = find_tool("ptxas")
     if exe is None:
         return None
-    with tempfile.TemporaryDirectory(prefix="tritium-ptxas-") as tmp:
-        src, out = Path(tmp) / "kernel.ptx", Path(tmp) / "kernel.cubin"
+    tmp = tempfile.mkdtemp(prefix="tritium-ptxas-")
+    src, out = Path(tmp) / "kernel.ptx", Path(tmp) / "kernel.cubin"
+    try:
         src.write_text(ptx)
+        proc = subprocess.Popen(
+            [exe, f"-arch={arch}", *extra, str(src), "-o", str(out)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    except OSError as e:  # TRITIUM_PTXAS names a missing or non-executable file
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise PtxasError(
+            f"cannot run ptxas ({exe}): {e.strerror or e}; fix or unset TRITIUM_PTXAS "
+            "(without ptxas, tritium leaves the PTX to the driver)"
+        ) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+    def finish() -> tuple[bytes, str]:
         try:
-            proc = subprocess.run(
-                [exe, f"-arch={arch}", *extra, str(src), "-o", str(out)],
-                capture_output=True,
-                text=True,
-            )
-        except OSError as e:  # TRITIUM_PTXAS names a missing or non-executable file
-            raise PtxasError(
-                f"cannot run ptxas ({exe}): {e.strerror or e}; fix or unset TRITIUM_PTXAS "
-                "(without ptxas, tritium leaves the PTX to the driver)"
-            ) from None
-        if proc.returncode != 0:
-            raise PtxasError(_failure(exe, arch, proc.returncode, proc.stderr))
-        try:
-            return out.read_bytes(), proc.stdout + proc.stderr
-        except OSError:
-            raise PtxasError(_failure(exe, arch, 0, "it wrote no cubin")) from None
+            stdout, stderr = proc.communicate()
+            if proc.returncode != 0:
+                raise PtxasError(_failure(exe, arch, proc.returncode, stderr))
+            try:
+                return out.read_bytes(), stdout + stderr
+            except OSError:
+                raise PtxasError(_failure(exe, arch, 0, "it wrote no cubin")) from None
+        finally:
+            if proc.poll() is None:  # (interrupted while waiting: stop it)
+                proc.kill()
+                proc.wait()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    return finish
 
 
 def _failure(exe: str, arch: str, status: int, stderr: str) -> str:
@@ -103,6 +128,20 @@ def assemble(ptx: str, arch: str = "sm_89") -> tuple[bytes, dict] | None:
     """One ptxas -v run: the cubin and its resource report; None when ptxas is absent."""
     res = _run_ptxas(ptx, arch, ["-v"])
     return None if res is None else (res[0], parse_usage(res[1]))
+
+
+def start_assemble(ptx: str, arch: str = "sm_89"):
+    """`assemble` with ptxas started now and waited for later: the returned function gives
+    its result (None when ptxas is absent), so the caller's own work overlaps ptxas's."""
+    run = _start_ptxas(ptx, arch, ["-v"])
+
+    def result() -> tuple[bytes, dict] | None:
+        if run is None:
+            return None
+        cubin, log = run()
+        return cubin, parse_usage(log)
+
+    return result
 
 
 def ptxas_usage(ptx: str, arch: str = "sm_89") -> dict | None:

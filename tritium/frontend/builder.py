@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from xdsl.dialects.builtin import UnknownLoc
-from xdsl.ir import Attribute, Block, Operation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tritium.ir.locations import file_loc
 
@@ -28,7 +28,7 @@ class Builder:
         if self.name:
             for r in op.results:
                 if r.name_hint is None:
-                    r.name_hint = self.name
+                    name_value(r, self.name)
         self.block.add_op(op)
         return op
 
@@ -62,3 +62,17 @@ class Builder:
             yield
         finally:
             self.name = saved
+
+
+def name_value(value: SSAValue, name: str) -> None:
+    """Name `value` after the Python variable `name`, as far as MLIR's value names allow.
+
+    xDSL keeps a name without its `_<digits>` suffix (`x_1` -> `%x`, numbered when
+    printed) and rejects what is not [A-Za-z0-9_$.-] (a non-ASCII identifier): a variable
+    `_1` would leave an empty name, which breaks the next pass that copies it, so such a
+    value stays unnamed (`%0`), as does one whose name MLIR cannot spell."""
+    try:
+        hint = SSAValue.extract_valid_name(name)
+    except ValueError:
+        hint = None
+    value.name_hint = hint or None

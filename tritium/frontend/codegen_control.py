@@ -20,6 +20,7 @@ from xdsl.ir import Block
 
 from tritium.frontend import core
 from tritium.frontend.ast_rewrite import assigned_names, contains_return
+from tritium.frontend.builder import name_value
 from tritium.frontend.core import constexpr, tensor, unwrap
 from tritium.frontend.iterators import range as tl_range
 from tritium.frontend.iterators import static_range
@@ -281,7 +282,7 @@ class ControlFlowMixin:
         self.scope = dict(before)
         op = self.b.insert(scf.IfOp(cond.handle, [v.type.to_ir() for v in tvals], [tb], [eb]))
         for n, r, v in zip(names, op.results, tvals):
-            r.name_hint = n
+            name_value(r, n)
             self.scope[n] = tensor(r, v.type)
         self.ret, self.returned = None, False
 
@@ -469,11 +470,11 @@ class ControlFlowMixin:
         inits = [self._as_init(n, self.scope[n]) for n in carried]
         before = dict(self.scope)
         block = Block(arg_types=[iv_ty.to_ir()] + [v.type.to_ir() for v in inits])
-        block.args[0].name_hint = target
+        name_value(block.args[0], target)
         self.scope = dict(before)
         self.scope[target] = tensor(block.args[0], iv_ty)
         for n, a, v in zip(carried, block.args[1:], inits):
-            a.name_hint = n
+            name_value(a, n)
             self.scope[n] = tensor(a, v.type)
         with self.b.at(block):
             if negative:
@@ -502,7 +503,7 @@ class ControlFlowMixin:
             if value:
                 op.attributes[f"tt.{flag}"] = UnitAttr()
         for n, r, v in zip(carried, op.results, inits):
-            r.name_hint = n
+            name_value(r, n)
             self.scope[n] = tensor(r, v.type)
 
     def visit_While(self, node: ast.While):
@@ -515,7 +516,7 @@ class ControlFlowMixin:
         cond_blk = Block(arg_types=types)
         self.scope = dict(before)
         for n, a, v in zip(carried, cond_blk.args, inits):
-            a.name_hint = n
+            name_value(a, n)
             self.scope[n] = tensor(a, v.type)
         with self.b.at(cond_blk):
             cond = self.visit(node.test)
@@ -529,7 +530,7 @@ class ControlFlowMixin:
         body_blk = Block(arg_types=types)
         self.scope = dict(before)
         for n, a, v in zip(carried, body_blk.args, inits):
-            a.name_hint = n
+            name_value(a, n)
             self.scope[n] = tensor(a, v.type)
         with self.b.at(body_blk):
             self.visit_block(node.body)
@@ -540,5 +541,5 @@ class ControlFlowMixin:
         self._check_untouched(body_scope, before, carried, node)
         op = self.b.insert(scf.WhileOp([v.handle for v in inits], types, [cond_blk], [body_blk]))
         for n, r, v in zip(carried, op.results, inits):
-            r.name_hint = n
+            name_value(r, n)
             self.scope[n] = tensor(r, v.type)

@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tritium.errors import CompilationError, SourceLoc
 from tritium.frontend import param_annotations
-from tritium.frontend.builder import Builder
+from tritium.frontend.builder import Builder, name_value
 from tritium.frontend.codegen import CodeGenerator
 from tritium.frontend.core import constexpr, dtype, pointer_type, tensor
 from tritium.frontend.semantic import Semantic
@@ -89,7 +89,7 @@ def ast_to_ttir(fn, spec: KernelSpec, debug: bool = False) -> tuple[ModuleOp, se
     scope: dict = {}
     _, const = param_annotations.param_types(fn)
     for n, a in zip(runtime, func.body.block.args):
-        a.name_hint = n
+        name_value(a, n)
         a.location = file_loc(fn.file, fn.def_line, 1, n)
         ty = spec.types[n]
         if n in const and ty.is_ptr() and not ty.is_block_ptr():  # `x_ptr: tl.const`

@@ -302,18 +302,29 @@ def constant_value(value: SSAValue) -> int | float | None:
     return None
 
 
-def _splat_value(attr: DenseIntOrFPElementsAttr):
-    """The value every element of `attr` holds (None when they differ, or for NaN, which
-    differs from itself). Elements with identical bytes (the usual splat) are decided by
-    comparing bytes, without unpacking a tensor's worth of Python numbers."""
+def same_bytes_value(attr: DenseIntOrFPElementsAttr):
+    """The value of `attr`'s elements when they all have the same bytes (the usual splat,
+    NaN included), decided without unpacking a tensor's worth of Python numbers; else
+    (or for no elements) None."""
     data = attr.data.data
     n = len(attr)
     if n == 0:
         return None
     size = len(data) // n
-    if data == data[:size] * n:
-        v = attr.get_element_type().unpack(data[:size], 1)[0]
+    if data != data[:size] * n:
+        return None
+    return attr.get_element_type().unpack(data[:size], 1)[0]
+
+
+def _splat_value(attr: DenseIntOrFPElementsAttr):
+    """The value every element of `attr` holds (None when they differ, or for NaN, which
+    differs from itself). Elements with identical bytes (the usual splat) are decided by
+    comparing bytes (same_bytes_value)."""
+    v = same_bytes_value(attr)
+    if v is not None:
         return None if v != v else v  # NaN: as the elementwise comparison below decides
+    if len(attr) == 0:
+        return None
     vals = attr.get_values()
     return vals[0] if all(x == vals[0] for x in vals) else None
 

@@ -162,6 +162,20 @@ def run_passes(
     return module
 
 
+def verify_at_end(module: ModuleOp, pipeline: str, timings: dict | None = None) -> None:
+    """The check `run_ttir_passes` / `run_ttgir_passes(verify="end")` (`pipeline` "ttir" /
+    "ttgir") makes after its last pass, made apart: a caller that ran the pipeline with
+    `verify=False` verifies while other work runs (tritium.compile: while LLVM compiles the
+    lowered module; the TTIR's on a copy made after its pipeline)."""
+    start = time.perf_counter()
+    try:
+        last = (TTGIR_PASSES if pipeline == "ttgir" else TTIR_PASSES)[-1]
+        _verify(module, last, pipeline == "ttgir", each=False)
+    finally:
+        if timings is not None:
+            timings["verify"] = timings.get("verify", 0.0) + time.perf_counter() - start
+
+
 def _verify(module: ModuleOp, name: str, ttgir: bool, each: bool) -> None:
     try:
         module.verify()
