@@ -426,7 +426,10 @@ def lower(
         finally:
             res = wait()
         if res is not None and chains_mma_dots(module):  # attention: register_budget.py
-            asm["ptx"], res = widen(asm["ptx"], res, facts["num_warps"], options.arch, assemble)
+            widened, res = widen(asm["ptx"], res, facts["num_warps"], options.arch, assemble)
+            if widened != asm["ptx"]:  # the PTX ptxas assembled, in the dumps too
+                asm["ptx"] = widened
+                dumper.write("ptx-register-budget", widened, "ptx")
     cubin = None if res is None else res[0]
     if res is not None:
         facts = {**facts, **{k: res[1][k] for k in ("registers", "spill_stores", "spill_loads")}}

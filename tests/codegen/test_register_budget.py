@@ -91,3 +91,15 @@ def test_attention_forward_uses_its_bracket(causal, ptxas, monkeypatch):
     alone = tools.ptxas_usage(ptx.replace(".maxnreg 168\n", ""), "sm_90")
     assert alone["registers"] < k.metadata.registers <= 168
     assert k.metadata.spill_stores == 0
+
+
+def test_the_dump_holds_the_ptx_ptxas_assembled(ptxas, monkeypatch, tmp_path):
+    """--dump-dir writes LLVM's PTX, then the one with the budget that ptxas assembled."""
+    monkeypatch.setenv("DISABLE_MMA_V3", "1")
+    consts = {**FWD_CONSTS, "CAUSAL": False}
+    k = tritium.compile(fa.attn_fwd_kernel, FWD_SIGNATURE, consts, num_warps=4, num_stages=3,
+                        arch="sm_90", dump_dir=str(tmp_path))  # fmt: skip
+    (budget,) = tmp_path.rglob("*-ptx-register-budget.ptx")
+    (first,) = [p for p in tmp_path.rglob("*-ptx.ptx")]
+    assert budget.read_text() == k.asm["ptx"] and ".maxnreg 168" in k.asm["ptx"]
+    assert ".maxnreg" not in first.read_text()
