@@ -377,7 +377,8 @@ def lower(
         return asm, None
     from tritium.codegen import lower_to_llvm  # (llvmlite: only a compile that lowers)
     from tritium.codegen.ptx import llir_to_ptx
-    from tritium.codegen.tools import disassemble, start_assemble
+    from tritium.codegen.register_budget import chains_mma_dots, widen
+    from tritium.codegen.tools import assemble, disassemble, start_assemble
 
     with _timed(timings, "lower-to-llvm"):
         try:
@@ -424,6 +425,11 @@ def lower(
                 gc.collect(0)
         finally:
             res = wait()
+        if res is not None and chains_mma_dots(module):  # attention: register_budget.py
+            widened, res = widen(asm["ptx"], res, facts["num_warps"], options.arch, assemble)
+            if widened != asm["ptx"]:  # the PTX ptxas assembled, in the dumps too
+                asm["ptx"] = widened
+                dumper.write("ptx-register-budget", widened, "ptx")
     cubin = None if res is None else res[0]
     if res is not None:
         facts = {**facts, **{k: res[1][k] for k in ("registers", "spill_stores", "spill_loads")}}
