@@ -2,7 +2,7 @@
 and left as it was found (compiler._gc_paused), its garbage collected while ptxas runs; the
 JIT's compiles stop at the cubin and disassemble it when `asm["sass"]` is read
 (compiler.AsmDict); LLVM compiles the LLVM IR in a thread while the TTGIR is verified and
-the TTIR and TTGIR are printed (compiler.lower, compiler._Background)."""
+the TTIR and TTGIR are printed (compiler.lower, background.Background)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 import tritium
 import tritium.language as tl
 from examples.vector_add import add_kernel
-from tritium import compiler
+from tritium import background, compiler
 from tritium.frontend.signature import parse_signature
 from tritium.options import Options
 
@@ -154,7 +154,7 @@ def test_the_young_garbage_is_collected_while_ptxas_runs(monkeypatch):
 
 def test_the_switch_interval_is_short_beside_llvm_and_restored(monkeypatch):
     """LLVM's thread gets the GIL back promptly after each of its calls while this one
-    prints (compiler._prompt_handoff); the interval found is restored, nested uses too."""
+    prints (background.prompt_handoff); the interval found is restored, nested uses too."""
     import sys
 
     from tritium.codegen import ptx as ptx_module
@@ -164,7 +164,7 @@ def test_the_switch_interval_is_short_beside_llvm_and_restored(monkeypatch):
         ptx_module, "llir_to_ptx", lambda *a, **k: seen.append(sys.getswitchinterval()) or real(*a, **k)
     )
     before = sys.getswitchinterval()
-    with compiler._prompt_handoff():
+    with background.prompt_handoff():
         tritium.compile(add_kernel, SIG, {"BLOCK_SIZE": 256}, stop="ptx")
         assert sys.getswitchinterval() == pytest.approx(1e-4)
     assert seen == [pytest.approx(1e-4)] and sys.getswitchinterval() == before

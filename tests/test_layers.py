@@ -29,6 +29,7 @@ LAYERS = {
         "tritium.config",
         "tritium.options",
         "tritium.gc_pause",
+        "tritium.background",
     ],
     "ir": ["tritium.ir"],
     "analysis": ["tritium.analysis"],

@@ -16,15 +16,14 @@ interpreter). The result is a `CompiledKernel`: every stage's text in `asm` and 
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import pathlib
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 
 from tritium import config
+from tritium.background import Background, prompt_handoff
 from tritium.errors import ArgumentError, CompilationError, TritiumError
 from tritium.frontend.kernel_source import KernelSource, stable_value
 from tritium.gc_pause import gc_paused as _gc_paused
@@ -253,54 +252,6 @@ def _timed(timings: dict | None, name: str):
     return _T()
 
 
-class _Background(threading.Thread):
-    """`fn()` run in a thread from now on; `result()` waits for it: its value, or its
-    exception raised here."""
-
-    def __init__(self, fn):
-        super().__init__(name="tritium-compile", daemon=True)
-        self._fn, self._value, self._error = fn, None, None
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self._value = self._fn()
-        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
-            self._error = e
-
-    def result(self):
-        self.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
-_handoff_lock = threading.Lock()
-_handoff_users = [0, 0.0]  # compiles inside _prompt_handoff, the interval they found
-
-
-@contextlib.contextmanager
-def _prompt_handoff():
-    """Python's thread switch interval at 0.1 ms meanwhile (then as found). LLVM's thread
-    needs the GIL back after each of its calls (parse, O3, print, codegen, ...); with the
-    default 5 ms this thread, busy printing, kept it waiting up to 5 ms each time: on a
-    16-core machine the LLVM stage of a GEMM took ~40 ms longer beside the prints."""
-    import sys
-
-    with _handoff_lock:
-        if _handoff_users[0] == 0:
-            _handoff_users[1] = sys.getswitchinterval()
-            sys.setswitchinterval(1e-4)
-        _handoff_users[0] += 1
-    try:
-        yield
-    finally:
-        with _handoff_lock:
-            _handoff_users[0] -= 1
-            if _handoff_users[0] == 0:
-                sys.setswitchinterval(_handoff_users[1])
-
-
 def verify_mode():
     """How the pass pipelines verify the IR: after every pass with TRITIUM_DEBUG (a failure
     names the pass that broke it), else once after the last pass (pipeline.py)."""
@@ -395,8 +346,8 @@ def lower(
             with _timed(timings, "llvm-to-ptx"):
                 return llir_to_ptx(llir, options.arch, libdevice=libdevice)
 
-        with _prompt_handoff():
-            llvm = _Background(llvm_to_ptx)
+        with prompt_handoff():
+            llvm = Background(llvm_to_ptx)
             try:
                 if beside is not None:
                     beside()
