@@ -314,7 +314,7 @@ class FunctionLowering:
     # ----------------------------------------------------------------- driving
 
     def lower_op(self, op: Operation) -> None:
-        fn = LOWERINGS.get(op.name) or lowering_of(op.name)
+        fn = lowering_of(op.name)
         if fn is None:
             raise unsupported(op, "no GPU lowering for this op yet")
         try:
