@@ -36,8 +36,10 @@ from tritium.codegen.lower.shared import (
     thread_offset,
     vector_width,
 )
+from tritium.codegen.lower.stmatrix import stmatrix_plan, store_matrices
 from tritium.codegen.lower.types import i32, llvm_type
 from tritium.ir.layouts import LinearLayout
+from tritium.ir.ttg import compute_capability
 
 
 def _slots(layout: LinearLayout, strides: tuple[int, ...]) -> list[int]:
@@ -68,13 +70,17 @@ def convert_layout(ctx: FunctionLowering, op: Operation) -> None:
         return b.add(b.mul(slot, ir.Constant(i32, size)), ir.Constant(i32, base))
 
     sync(ctx, op)  # the gpu.barrier before the op, if any
-    thread, div = thread_offset(ctx, src, plan.strides)
-    slots = _slots(src, plan.strides)
-    v = vector_width(slots, div, max_v)
-    for g in range(0, len(regs), v):
-        if g & src.free_register_mask:
-            continue  # a duplicate of a register stored already
-        store_shared(ctx, address(thread, slots[g]), regs[g : g + v], None)
+    matrices = stmatrix_plan(src, plan.strides, size, base) if compute_capability(op) >= 90 else None
+    if matrices is not None:
+        store_matrices(ctx, matrices, regs, base)
+    else:
+        thread, div = thread_offset(ctx, src, plan.strides)
+        slots = _slots(src, plan.strides)
+        v = vector_width(slots, div, max_v)
+        for g in range(0, len(regs), v):
+            if g & src.free_register_mask:
+                continue  # a duplicate of a register stored already
+            store_shared(ctx, address(thread, slots[g]), regs[g : g + v], None)
 
     barrier(ctx)
     thread, div = thread_offset(ctx, dst, plan.strides)
