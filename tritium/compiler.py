@@ -10,8 +10,8 @@ neighbours can be diffed; `timings` collects seconds per stage and pass.
 One sequence, `compile_kernel(source, spec, options)`, serves both callers: `tritium.compile`
 (ahead of time: a signature string, or a .ttir file; never cached) and `compile_jit` (a
 launch's specialisation: through the compiled-kernel cache, or up to TTIR only for the
-interpreter). The result is a `CompiledKernel` (compiled_kernel.py): every stage's text in `asm` and a typed
-`KernelMetadata` (tritium/runtime/metadata.py) that the Launcher reads.
+interpreter). The result is a `CompiledKernel` (compiled_kernel.py): every stage's text in
+`asm` and a typed `KernelMetadata` (tritium/runtime/metadata.py) that the Launcher reads.
 """
 
 from __future__ import annotations
