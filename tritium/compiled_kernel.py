@@ -116,27 +116,24 @@ class CompiledKernel:
         if indices == list(range(len(indices))):
             n = len(indices)
 
-            def run_direct(grid, vals, stream):
+            def run(grid, vals, stream):  # (every value in order: no selection)
                 try:
                     launcher(grid, vals[:n] if len(vals) != n else vals, stream)
                 except TritiumError as e:
                     raise user_error(e) from None
 
-            run_direct.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
-            run_direct.device = device  # type: ignore[attr-defined]
-            run_direct.interpreted = False  # type: ignore[attr-defined]
-            return run_direct
+        else:
 
-        def run_gpu(grid, vals, stream):
-            try:
-                launcher(grid, [vals[i] for i in indices], stream)
-            except TritiumError as e:
-                raise user_error(e) from None
+            def run(grid, vals, stream):
+                try:
+                    launcher(grid, [vals[i] for i in indices], stream)
+                except TritiumError as e:
+                    raise user_error(e) from None
 
-        run_gpu.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
-        run_gpu.device = device  # type: ignore[attr-defined]
-        run_gpu.interpreted = False  # type: ignore[attr-defined]
-        return run_gpu
+        run.launcher = launcher  # type: ignore[attr-defined]  (jit/launch.py)
+        run.device = device  # type: ignore[attr-defined]
+        run.interpreted = False  # type: ignore[attr-defined]
+        return run
 
     def __getitem__(self, grid):
         """Launch an already-compiled kernel: `ck[grid](*runtime_args)`, or, as upstream's
