@@ -9,6 +9,12 @@ its own; run the rounds interleaved and take medians:
     PYTHONPATH=.    python3 benchmarks/ab_trees.py run new OUT.jsonl
     python3 benchmarks/ab_trees.py run upstream OUT.jsonl                  (+ cuBLAS / SDPA)
 
+One process can also hold both compilers (tritium from PYTHONPATH, upstream): `alternate`
+times each cell of both sides in turn, ROUNDS times over (rows "new" and "upstream"), so
+neither side gets a cooler GPU or a luckier process; the same `table` reads it:
+
+    PYTHONPATH=. python3 benchmarks/ab_trees.py alternate ROUNDS OUT.jsonl
+
 `AB_ONLY="gemm fp16,attn D=64"` (case-name prefixes, comma-separated) times only those
 cases; DISABLE_MMA_V3=1 in the environment pins both compilers to mma.sync.
 
@@ -49,33 +55,65 @@ def _kernel(impl: str, name: str, example: str):
     return getattr(module, name)
 
 
-def run(impl: str, out: str) -> None:
+def _tritium_dir(impl: str) -> str:
+    if impl == "upstream":
+        return "-"
+    import tritium
+
+    return str(Path(tritium.__file__).parent)
+
+
+def _measure(impl: str, case, cfg, fn, check, flops, first: bool) -> dict:
+    """One timed row (checked first when `first`); a failure is a row with its error."""
     import torch
     from triton.testing import do_bench
 
-    rows = []
-    where = "-"
-    if impl != "upstream":
-        import tritium
-
-        where = str(Path(tritium.__file__).parent)
-
-    def record(case, cfg, fn, check, flops):
-        try:
+    where = _tritium_dir(impl)
+    try:
+        err = 0.0
+        if first:
             fn()
             torch.cuda.synchronize()
             err = check()
-            ms = do_bench(fn, warmup=50, rep=300, return_mode="median")
-            rows.append(dict(impl=impl, case=case, cfg=cfg, tflops=flops / ms * 1e-9, err=err,
-                             tritium=where))  # fmt: skip
-        except Exception as e:  # noqa: BLE001  (a config that does not fit: say so)
-            rows.append(dict(impl=impl, case=case, cfg=cfg, tflops=0.0, tritium=where,
-                             err=f"{type(e).__name__}: {e}"[:200]))  # fmt: skip
-        print(json.dumps(rows[-1]), flush=True)
+        ms = do_bench(fn, warmup=50, rep=300, return_mode="median")
+        row = dict(impl=impl, case=case, cfg=cfg, tflops=flops / ms * 1e-9, err=err, tritium=where)
+    except Exception as e:  # noqa: BLE001  (a config that does not fit: say so)
+        row = dict(impl=impl, case=case, cfg=cfg, tflops=0.0, tritium=where,
+                   err=f"{type(e).__name__}: {e}"[:200])  # fmt: skip
+    print(json.dumps(row), flush=True)
+    return row
 
-    only = [p for p in os.environ.get("AB_ONLY", "").split(",") if p]
-    for case, cfg, fn, check, flops in _cases(impl, torch, only):
-        record(case, cfg, fn, check, flops)
+
+def _only() -> list[str]:
+    return [p for p in os.environ.get("AB_ONLY", "").split(",") if p]
+
+
+def run(impl: str, out: str) -> None:
+    import torch
+
+    rows = [_measure(impl, *cell, first=True) for cell in _cases(impl, torch, _only())]
+    with open(out, "a") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+
+
+def alternate(rounds: int, out: str) -> None:
+    """Tritium (from PYTHONPATH, rows "new") and upstream in this one process: every cell
+    checked on both sides, then timed upstream, new, upstream, new, ... `rounds` times."""
+    import torch
+
+    sides = {impl: {(c[0], c[1]): c for c in _cases(impl, torch, _only())}
+             for impl in ("upstream", "new")}  # fmt: skip
+    rows = []
+    for key, up_cell in sides["upstream"].items():
+        cells = {"upstream": up_cell, "new": sides["new"].get(key)}
+        failed = set()
+        for r in range(rounds):
+            for impl, cell in cells.items():
+                if cell is None or impl in failed:
+                    continue
+                rows.append(_measure(impl, *cell, first=r == 0))
+                if not rows[-1]["tflops"]:
+                    failed.add(impl)
     with open(out, "a") as f:
         f.writelines(json.dumps(r) + "\n" for r in rows)
 
@@ -185,6 +223,8 @@ if __name__ == "__main__":
     sys.path.append(str(HERE))
     if sys.argv[1:2] == ["run"] and len(sys.argv) == 4:
         run(sys.argv[2], sys.argv[3])
+    elif sys.argv[1:2] == ["alternate"] and len(sys.argv) == 4:
+        alternate(int(sys.argv[2]), sys.argv[3])
     elif sys.argv[1:2] == ["table"]:
         table(sys.argv[2:])
     else:
