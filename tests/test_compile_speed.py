@@ -1,7 +1,7 @@
 """What a compile skips, defers or overlaps for speed: Python's cyclic GC is paused during it
 and left as it was found (compiler._gc_paused), its garbage collected while ptxas runs; the
 JIT's compiles stop at the cubin and disassemble it when `asm["sass"]` is read
-(compiler.AsmDict); LLVM compiles the LLVM IR in a thread while the TTGIR is verified and
+(compiled_kernel.AsmDict); LLVM compiles the LLVM IR in a thread while the TTGIR is verified and
 the TTIR and TTGIR are printed (compiler.lower, background.Background)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 import tritium
 import tritium.language as tl
 from examples.vector_add import add_kernel
-from tritium import background, compiler
+from tritium import background, compiled_kernel, compiler
 from tritium.frontend.signature import parse_signature
 from tritium.options import Options
 
@@ -64,11 +64,11 @@ def test_the_jit_disassembles_the_cubin_when_sass_is_read(monkeypatch, tmp_path)
 def test_sass_without_a_cubin_or_a_disassembler_is_a_key_error(monkeypatch):
     monkeypatch.setattr("tritium.codegen.tools.disassemble", lambda cubin: None)
     with pytest.raises(KeyError):
-        compiler.AsmDict({"ptx": ""})["sass"]
+        compiled_kernel.AsmDict({"ptx": ""})["sass"]
     with pytest.raises(KeyError, match="nvdisasm"):
-        compiler.AsmDict({"cubin": b"CUBIN"})["sass"]
+        compiled_kernel.AsmDict({"cubin": b"CUBIN"})["sass"]
     with pytest.raises(KeyError):
-        compiler.AsmDict({"cubin": b"CUBIN"})["llir"]
+        compiled_kernel.AsmDict({"cubin": b"CUBIN"})["llir"]
 
 
 def test_llvm_runs_beside_the_ttgir_print_and_the_text_is_the_same(monkeypatch):

@@ -37,7 +37,7 @@ LAYERS = {
     "codegen": ["tritium.codegen"],
     "frontend": ["tritium.frontend", "tritium.language"],
     "runtime": ["tritium.runtime", "tritium.aot_runtime"],
-    "compiler": ["tritium.compiler"],
+    "compiler": ["tritium.compiler", "tritium.compiled_kernel"],
     "jit": ["tritium.jit"],
     "top": [
         "tritium",

@@ -201,7 +201,7 @@ class CompiledKernel:
     def _rebuild(self):
         """tritium's CompiledKernel from the pickled state: the TTIR re-parsed for the
         interpreter; texts and metadata for the GPU."""
-        from tritium import compiler
+        from tritium import compiled_kernel
 
         metadata, runtime_params, interpret = self._tritium_state
         module = None
@@ -209,7 +209,7 @@ class CompiledKernel:
             from tritium.ir.parser import parse_module
 
             module = parse_module(self.asm["ttir"], f"<{self.name}>")
-        kernel = compiler.CompiledKernel(
+        kernel = compiled_kernel.CompiledKernel(
             self.name, self.asm, metadata, runtime_params, module, interpret=interpret
         )
         kernel.arg_names = list(self.src.fn.arg_names)

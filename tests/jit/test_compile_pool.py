@@ -9,7 +9,7 @@ import pytest
 
 import tritium
 import tritium.language as tl
-from tritium import compiler
+from tritium import compiled_kernel, compiler
 from tritium.jit import autotune as at
 from tritium.jit import compile_pool
 
@@ -43,7 +43,7 @@ def gpu_less(monkeypatch, tmp_path):
     monkeypatch.setattr(driver, "device_arch", lambda ordinal=None: "sm_89")
     monkeypatch.setattr(at, "_DeviceView", _HostView)
     monkeypatch.setattr(
-        compiler.CompiledKernel, "make_runner", lambda ck, indices, device=None: _FakeRunner(ck, device)
+        compiled_kernel.CompiledKernel, "make_runner", lambda ck, indices, device=None: _FakeRunner(ck, device)
     )
 
 
