@@ -9,6 +9,9 @@ its own; run the rounds interleaved and take medians:
     PYTHONPATH=.    python3 benchmarks/ab_trees.py run new OUT.jsonl
     python3 benchmarks/ab_trees.py run upstream OUT.jsonl                  (+ cuBLAS / SDPA)
 
+`AB_ONLY="gemm fp16,attn D=64"` (case-name prefixes, comma-separated) times only those
+cases; DISABLE_MMA_V3=1 in the environment pins both compilers to mma.sync.
+
 Each row records the tritium package it imported: PYTHONPATH decides it (this script puts
 nothing of its own tree before it; a first version did, and timed the new tree twice).
     python3 benchmarks/ab_trees.py table OUT.jsonl      # medians per cell, min-max per side
@@ -22,6 +25,7 @@ from __future__ import annotations
 import collections
 import functools
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -69,7 +73,8 @@ def run(impl: str, out: str) -> None:
                              err=f"{type(e).__name__}: {e}"[:200]))  # fmt: skip
         print(json.dumps(rows[-1]), flush=True)
 
-    for case, cfg, fn, check, flops in _cases(impl, torch):
+    only = [p for p in os.environ.get("AB_ONLY", "").split(",") if p]
+    for case, cfg, fn, check, flops in _cases(impl, torch, only):
         record(case, cfg, fn, check, flops)
     with open(out, "a") as f:
         f.writelines(json.dumps(r) + "\n" for r in rows)
@@ -112,8 +117,15 @@ def _no_check() -> float:
     return 0.0  # the library rows (cuBLAS, SDPA) are the references themselves
 
 
-def _cases(impl: str, torch):
-    """(case, config, launch, check, flops) of every cell; cuBLAS and SDPA with upstream."""
+def _cases(impl: str, torch, only: list[str]):
+    """(case, config, launch, check, flops) of every cell (of the cases `only` names, when
+    it names any); cuBLAS and SDPA with upstream."""
+    for cell in _all_cases(impl, torch):
+        if not only or cell[0].startswith(tuple(only)):
+            yield cell
+
+
+def _all_cases(impl: str, torch):
     gemm = _kernel(impl, "matmul_fp16_grouped_kernel", "examples/matmul_fp16_grouped.py")
     for dt, tdt in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
         torch.manual_seed(1)

@@ -6,7 +6,8 @@ fence.proxy.async), the accumulator carried across the K loop with one wgmma gro
 flight (3 stages or more: `wgmma.wait_group 1` in the loop, the copies refilling the
 retired stage) or none (fewer, or TRITIUM_WGMMA_SYNC=1); tf32, int8 and fp8 operands
 on wgmma where both are K-major. Each case also checks that its PTX is the wgmma path
-(and, with DISABLE_MMA_V3=1, the mma.sync one)."""
+(and, with DISABLE_MMA_V3=1, the mma.sync one); fp16 results leave the accumulator
+through stmatrix."""
 
 from __future__ import annotations
 
@@ -81,6 +82,32 @@ def test_wgmma_in_flight_long_loops(block, warps, stages):
     assert "wgmma.wait_group.sync.aligned 1;" in ptx
     assert err <= tolerance("fp16", "tf32"), err
 
+
+
+# (kind, block, warps, stages, A order, B order, M, N, K)
+F16_OUT = [
+    ("fp16", (128, 256, 32), 8, 4, "row", "row", 272, 528, 160),  # the benchmark's tile
+    ("fp16", (128, 128, 64), 8, 3, "row", "col", 193, 161, 250),  # every mask edge
+    ("bf16", (64, 64, 32), 4, 3, "col", "row", 70, 33, 17),
+    ("fp16", (64, 128, 64), 8, 3, "row", "row", 300, 260, 128),  # two warpgroups along N
+]
+
+
+@pytest.mark.parametrize("kind,block,warps,stages,a_order,b_order,M,N,K", F16_OUT)
+def test_wgmma_fp16_results_go_through_stmatrix(kind, block, warps, stages, a_order, b_order,
+                                                M, N, K):  # fmt: skip
+    """C in fp16: the accumulator reaches the store layout through stmatrix.x4 into the
+    padded buffer (codegen/lower/stmatrix.py), then ld.shared.v4; odd sizes mask its rows
+    and columns."""
+    rng = np.random.default_rng(M + N)
+    a, b = inputs(rng, M, N, K, kind)
+    compiled: list = []
+    c = run_matmul(a, b, kind, "tf32", a_order, b_order, block, warps, stages, True, compiled)
+    ptx = compiled[0].asm["ptx"]
+    assert "wgmma.mma_async" in ptx and "stmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
+    assert not np.isnan(c).any()
+    err = relative_error(c, reference(a, b, kind, "tf32"))
+    assert err <= max(tolerance(kind, "tf32"), 1e-2), err
 
 def test_wgmma_sync_escape_hatch(monkeypatch):
     """TRITIUM_WGMMA_SYNC=1 waits for each wgmma (a configuration no other test here

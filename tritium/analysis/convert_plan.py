@@ -11,7 +11,8 @@ the shared-memory buffer the conversion goes through (`convert_plan`).
       a wgmma accumulator (the GEMM epilogue): each warp stores 8 rows x 4 lanes at once,
       so rows are padded by the 8 columns a row's 4 lanes store (16 bytes here): the 8 rows
       then start in different banks (unpadded, 512-byte rows put all 8 in the same banks:
-      8-way conflicts)
+      8-way conflicts); on sm_90+ the rows go 16 bytes at a time with stmatrix, whose 8
+      rows per matrix the odd pitch (33 x 16 bytes) puts in distinct bank groups too
 
 Shape ops (broadcast, expand_dims, trans, reshape) use `register_map` too: they never
 move data between threads.

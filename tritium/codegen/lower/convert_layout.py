@@ -5,6 +5,8 @@
     registers: each result register is a register of the same thread (a permutation:
                no instruction at all)
     smem:      st.shared(.v4) of the source registers, each at its element's slot
+               (sm_90+, 16-bit mma accumulators: stmatrix.x4, four 8x8 matrices at a
+               time, where the buffer's rows are conflict-free for it: stmatrix.py)
                bar.sync 0
                ld.shared(.v4) of the destination registers
 
@@ -38,6 +40,7 @@ from tritium.codegen.lower.shared import (
 )
 from tritium.codegen.lower.types import i32, llvm_type
 from tritium.ir.layouts import LinearLayout
+from tritium.ir.ttg import compute_capability
 
 
 def _slots(layout: LinearLayout, strides: tuple[int, ...]) -> list[int]:
@@ -68,13 +71,21 @@ def convert_layout(ctx: FunctionLowering, op: Operation) -> None:
         return b.add(b.mul(slot, ir.Constant(i32, size)), ir.Constant(i32, base))
 
     sync(ctx, op)  # the gpu.barrier before the op, if any
-    thread, div = thread_offset(ctx, src, plan.strides)
-    slots = _slots(src, plan.strides)
-    v = vector_width(slots, div, max_v)
-    for g in range(0, len(regs), v):
-        if g & src.free_register_mask:
-            continue  # a duplicate of a register stored already
-        store_shared(ctx, address(thread, slots[g]), regs[g : g + v], None)
+    matrices = None
+    if size == 2 and compute_capability(op) >= 90:  # (imported here: a rare lowering)
+        from tritium.codegen.lower.stmatrix import stmatrix_plan, store_matrices
+
+        matrices = stmatrix_plan(src, plan.strides, size, base)
+    if matrices is not None:
+        store_matrices(ctx, matrices, regs, base)
+    else:
+        thread, div = thread_offset(ctx, src, plan.strides)
+        slots = _slots(src, plan.strides)
+        v = vector_width(slots, div, max_v)
+        for g in range(0, len(regs), v):
+            if g & src.free_register_mask:
+                continue  # a duplicate of a register stored already
+            store_shared(ctx, address(thread, slots[g]), regs[g : g + v], None)
 
     barrier(ctx)
     thread, div = thread_offset(ctx, dst, plan.strides)

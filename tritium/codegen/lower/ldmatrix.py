@@ -61,9 +61,7 @@ def ldmatrix_plan(acc: TileAddressing, enc: DotOperandEncodingAttr, bits: int):
         return None
     if any(layout.register[i] != _unit(rank, k, 1 << i) for i in range(per_word.bit_length() - 1)):
         return None
-    want = [_unit(rank, k, per_word), _unit(rank, k, 2 * per_word)]
-    want += [_unit(rank, other, 1), _unit(rank, other, 2), _unit(rank, other, 4)]
-    if list(layout.lane) != want:
+    if list(layout.lane) != fragment_lanes(rank, k, other, per_word):
         return None
     transposed = tile.order[0] != k
     if transposed and bits != 16:
@@ -72,15 +70,30 @@ def ldmatrix_plan(acc: TileAddressing, enc: DotOperandEncodingAttr, bits: int):
         return None
     words = layout.num_registers // per_word
     x = 4 if words % 4 == 0 else 2 if words % 2 == 0 else 1
-    step = _unit(rank, k if transposed else other, 1)
-    lane = [tuple(s * m for s in step) for m in (1, 2, 4)]
-    word_bit = per_word.bit_length() - 1
+    row = k if transposed else other
+    address_layout = row_addresses(layout, row, per_word.bit_length() - 1, x)
+    return address_layout, transposed, words, x
+
+
+def fragment_lanes(rank: int, word_dim: int, row_dim: int, per_word: int) -> list[tuple[int, ...]]:
+    """The lane bases of an m8n8 b16 fragment (what ldmatrix hands out and stmatrix takes):
+    lane 4g + t holds word t of row g, a word being `per_word` elements along `word_dim`."""
+    lanes = [_unit(rank, word_dim, per_word), _unit(rank, word_dim, 2 * per_word)]
+    return lanes + [_unit(rank, row_dim, 1), _unit(rank, row_dim, 2), _unit(rank, row_dim, 4)]
+
+
+def row_addresses(layout: LinearLayout, row_dim: int, word_bit: int, x: int) -> LinearLayout:
+    """Which row each lane addresses in an ldmatrix / stmatrix `.x{x}` of `layout`'s words:
+    lane L row L % 8 (stepping `row_dim`) of matrix L / 8, matrix j being the thread's word
+    j, i.e. word-index bits 0 and 1 (the register bases from `word_bit` on); warps as
+    `layout`'s."""
+    rank = layout.rank
+    lane = [_unit(rank, row_dim, m) for m in (1, 2, 4)]
     for j in range(2):
         idx = word_bit + j
         use = (1 << j) < x and idx < len(layout.register)
         lane.append(layout.register[idx] if use else (0,) * rank)
-    address_layout = LinearLayout(layout.shape, (), tuple(lane), layout.warp)
-    return address_layout, transposed, words, x
+    return LinearLayout(layout.shape, (), tuple(lane), layout.warp)
 
 
 class LdmatrixReader:
@@ -153,4 +166,4 @@ def _unpack(b: ir.IRBuilder, word: ir.Value, ty: ir.Type, per_word: int) -> list
     return [b.extract_element(vec, ir.Constant(i32, j)) for j in range(per_word)]
 
 
-__all__ = ["LdmatrixReader", "ldmatrix_plan", "try_ldmatrix"]
+__all__ = ["LdmatrixReader", "fragment_lanes", "ldmatrix_plan", "row_addresses", "try_ldmatrix"]
