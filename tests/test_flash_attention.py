@@ -185,6 +185,39 @@ def test_forward_fits_three_programs_per_sm(causal, ptxas):
         assert before_mma.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared") == 16  # all of V
 
 
+def _sass_loop(sass: str) -> str:
+    """The SASS of the first loop that issues HMMA (the unmasked loop): from a label to the
+    backward branch to it."""
+    lines = sass.splitlines()
+    labels = {m.group(1): i for i, t in enumerate(lines) if (m := re.match(r"\s*(\.L_x_\d+):", t))}
+    for i, t in enumerate(lines):
+        m = re.search(r"BRA `\((\.L_x_\d+)\)", t)
+        if m and labels.get(m.group(1), i) < i:
+            body = "\n".join(lines[labels[m.group(1)] : i + 1])
+            if "HMMA" in body:
+                return body
+    raise AssertionError("no loop with HMMA in the SASS")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_refills_add_a_64_bit_offset(causal, ptxas):
+    """lower/refill_offset.py: at D = 64 the unmasked loop's K / V refill addresses add one
+    sign-extended 64-bit offset (an inline cvt, no mul.wide), so ptxas moves no uniform
+    register into a vector one per address; the masked loop and D = 128 keep mul.wide."""
+    k = compile_forward(64, 64, 64, 4, causal, stop="sass", arch="sm_90")
+    unmasked, masked = _loops(k.asm["ptx"])
+    assert unmasked.count("cvt.s64.s32 %") == 2  # K's offset and V's
+    assert "mul.wide.s32" not in unmasked
+    assert "cvt.s64.s32 %" not in masked and "mul.wide.s32" in masked
+    if "sass" in k.asm:  # nvdisasm or cuobjdump installed
+        loop = _sass_loop(k.asm["sass"])
+        assert loop.count("LDGSTS") == 8
+        # uniform -> vector moves: the ring slot's only (9 before: one per refill address)
+        assert len(re.findall(r"(?:MOV|IMAD\.U32) R\d+, (?:RZ, RZ, )?UR\d+ ;", loop)) <= 1
+    for body in _loops(compile_forward(128, 64, 64, 4, causal, arch="sm_90").asm["ptx"]):
+        assert "cvt.s64.s32 %" not in body  # D = 128: its offsets are vector registers
+
+
 @pytest.mark.parametrize("which", ["dkdv", "dq"])
 @pytest.mark.parametrize("d", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])

@@ -55,20 +55,23 @@ def _is_mma_sync_dot(op: Operation) -> bool:
 
 def chains_mma_dots(module: Operation) -> bool:
     """Some loop body computes an mma.sync dot's operand from another dot of that body."""
-    for loop in module.walk():
-        if loop.name != "scf.for":
-            continue
-        for dot in (o for o in loop.walk() if o is not loop and _is_mma_sync_dot(o)):
-            seen: set[int] = set()
-            todo = [v.owner for v in dot.operands[:2]]
-            while todo:
-                op = todo.pop()
-                if not isinstance(op, Operation) or id(op) in seen or not loop.is_ancestor(op):
-                    continue
-                seen.add(id(op))
-                if op is not dot and op.name == "tt.dot":
-                    return True
-                todo += [v.owner for v in op.operands]
+    return any(loop_chains_mma_dots(op) for op in module.walk() if op.name == "scf.for")
+
+
+def loop_chains_mma_dots(loop: Operation) -> bool:
+    """The body of `loop` (an scf.for) computes an mma.sync dot's operand from another dot
+    of that body (lower/refill_offset.py asks this of the loop around a refill)."""
+    for dot in (o for o in loop.walk() if o is not loop and _is_mma_sync_dot(o)):
+        seen: set[int] = set()
+        todo = [v.owner for v in dot.operands[:2]]
+        while todo:
+            op = todo.pop()
+            if not isinstance(op, Operation) or id(op) in seen or not loop.is_ancestor(op):
+                continue
+            seen.add(id(op))
+            if op is not dot and op.name == "tt.dot":
+                return True
+            todo += [v.owner for v in op.operands]
     return False
 
 

@@ -2,6 +2,7 @@
 
     %p = tt.addptr %base, %offs : tensor<1024x!tt.ptr<f32>, #b4>, tensor<1024xi32, #b4>
       -> p_k = getelementptr float, ptr addrspace(1) base_k, i64 (sext offs_k)
+         (a K / V refill in attention's loop: one offset, extended as lower/refill_offset.py says)
     %x = tt.load %p, %mask, %other                    (4 contiguous, 16-byte aligned)
       -> mov.u32 $0, $6; ... @$5 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $4 + 0 ];
     tt.store %p, %x, %mask
@@ -26,10 +27,21 @@ from tritium.codegen.lower.types import byte_size, i1, i8, i64, llvm_type, memor
 from tritium.ir.types import element_type
 
 
+def _in_loop(op: Operation) -> bool:
+    return op.parent_op() is not None and op.parent_op().name == "scf.for"
+
+
 @lowers("tt.addptr")
 def addptr(ctx: FunctionLowering, op: Operation) -> None:
     b = ctx.builder
     elem = memory_type(element_type(op.ptr.type).pointee)
+    if _in_loop(op):
+        from tritium.codegen.lower import refill_offset  # (lazily: loops only)
+
+        if refill_offset.applies(op):  # a refill in attention's loop: one 64-bit offset
+            wide = refill_offset.wide_offset(ctx, op)
+            ctx.set(op.result, [b.gep(p, [wide], source_etype=elem) for p in ctx.get(op.ptr)])
+            return
 
     def emit(p: ir.Value, off: ir.Value) -> ir.Value:
         wide = off
