@@ -87,6 +87,7 @@ def main() -> int:
                f"--junitxml={out}/shard-{i}.xml", *flags, *shard]
         procs.append((i, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), log))
     bad = 0
+    totals: dict[str, int] = {}
     for i, p, log in procs:
         rc = p.wait()
         log.close()
@@ -97,8 +98,11 @@ def main() -> int:
               f"{summary[-1] if summary else 'no summary (timed out?)'}")
         for ln in fails:
             print("   ", ln)
+        for n, what in re.findall(r"(\d+) (passed|failed|errors?|skipped)", summary[-1] if summary else ""):
+            totals[what] = totals.get(what, 0) + int(n)
         bad |= rc not in (0, 5)
-    print(f"wall {time.time() - t0:.0f} s over {len(shards)} shards")
+    print(f"wall {time.time() - t0:.0f} s over {len(shards)} shards; in all: "
+          + (", ".join(f"{n} {what}" for what, n in totals.items()) or "no summary"))
     if args.snapshot:
         merged: dict = {}
         (out / "snapshot.ptx").mkdir(exist_ok=True)
