@@ -204,16 +204,20 @@ def _bwd_case(b: Bench, d: int, causal: bool) -> dict:
         return lambda: (run1(), run2(), (dq, dk, dv))[2]
 
     best = {}
-    for impl in ("tritium", "upstream-mma2"):
+    for impl in ("tritium-mma2", "upstream-mma2", "tritium", "upstream"):
         configs = BWD_CONFIGS[:1] if b.quick else BWD_CONFIGS
         cells = [b.cell(check, flops, "TFLOP/s", setup, impl, cfg) for cfg in configs]
         best[impl] = bu.best(cells)
         if bu.is_number(best[impl]):
             bm, bn, warps, stages = configs[cells.index(best[impl])]
             best[impl + " config"] = f"{bm}x{bn}/{warps}w/{stages}s"
-    row["tritium"], row["upstream"] = best["tritium"], best["upstream-mma2"]
+    # like with like: both pinned to mma.sync (on Hopper tritium's default puts dQ on
+    # wgmma, and upstream's both kernels: the note carries both defaults)
+    row["tritium"], row["upstream"] = best["tritium-mma2"], best["upstream-mma2"]
     row["note"] = (
-        "dK/dV + dQ kernels (delta precomputed); upstream: DISABLE_MMA_V3=1; best "
+        f"dK/dV + dQ kernels (delta precomputed); tritium and upstream: DISABLE_MMA_V3=1 "
+        f"(mma.sync); defaults (wgmma on Hopper): tritium {bu.fmt_value(best['tritium'])}, "
+        f"upstream {bu.fmt_value(best['upstream'])} TFLOP/s; best "
         + ", ".join(f"{i} {best[i + ' config']}" for i in best if i + " config" in best)
     )
     return row
