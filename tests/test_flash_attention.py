@@ -71,9 +71,10 @@ BWD_SIGNATURES = {
 }
 
 
-def compile_backward(which, d=64, block=64, warps=4, causal=False, stop="ptx", arch="sm_89"):
+def compile_backward(which, d=64, block=64, warps=4, causal=False, stop="ptx", arch="sm_89",
+                     block_n=None):  # fmt: skip
     kernel = fa.attn_bwd_dkdv_kernel if which == "dkdv" else fa.attn_bwd_dq_kernel
-    consts = dict(HEAD_DIM=d, BLOCK_M=block, BLOCK_N=block, CAUSAL=causal, BF16=False)
+    consts = dict(HEAD_DIM=d, BLOCK_M=block, BLOCK_N=block_n or block, CAUSAL=causal, BF16=False)
     return tritium.compile(kernel, BWD_SIGNATURES[which], consts, num_warps=warps,
                            num_stages=3, stop=stop, arch=arch)  # fmt: skip
 
@@ -94,6 +95,14 @@ def test_pipelined_backward_in_the_hazard_model(which, causal, landing):
     # writes the transposed tile, no view)
     views = 2 if which == "dkdv" else 1
     assert loop.count("ttg.memdesc_trans") == views and "ttg.local_alloc" not in loop
+    model = interpret_backward(module, which, d, block, causal, landing)
+    assert model.copies > 0 and model.waits > 0
+
+
+def interpret_backward(module, which, d, block, causal, landing):
+    """Run a backward kernel's TTGIR (`block`: the rows of its program, BLOCK_N for dK/dV)
+    in the shared-memory hazard model on 2 heads of 77 rows and check its gradients
+    against float64 numpy; returns the model (its counts)."""
     rng = np.random.default_rng(7 + causal)
     heads, seq, scale = 2, 77, 0.3
     q, k, v, do = (rng.standard_normal((heads, seq, d)).astype(np.float16) for _ in range(4))
@@ -109,10 +118,10 @@ def test_pipelined_backward_in_the_hazard_model(which, causal, landing):
     outs = [np.full_like(q, np.nan) for _ in range(2 if which == "dkdv" else 1)]
     with shared_memory_model(landing) as model:
         interpret(module, grid, [q, k, v, do, *outs, lse, delta, scale, seq, seq * d, d])
-    assert model.copies > 0 and model.waits > 0
     wants = (dk_want, dv_want) if which == "dkdv" else (dq_want,)
     for got, want in zip(outs, wants):
         assert fa.relative_error(got, want) < 2e-3
+    return model
 
 
 @pytest.mark.parametrize("which", ["dkdv", "dq"])
@@ -255,14 +264,23 @@ def test_benchmarked_backward_configurations_do_not_spill(arch, block_n, warps, 
     and 64x128 / 8 warps, 3 stages, D = 64, fp16) as its launches specialise them
     (seq_len 4096: divisible by 16), on the mma.sync path: no spills in either kernel.
     The causal dK/dV at 64x64 / 4 warps spilled 4 bytes at 255 registers until its lse
-    and delta conversions moved down to their uses (passes/reorder_instructions.py)."""
-    consts = dict(HEAD_DIM=64, BLOCK_M=64, BLOCK_N=block_n, CAUSAL=causal, BF16=False)
-    for which, kernel in (("dkdv", fa.attn_bwd_dkdv_kernel), ("dq", fa.attn_bwd_dq_kernel)):
-        sig = BWD_SIGNATURES[which].replace("fp32,i32,", "fp32,i32:16,")
-        k = tritium.compile(kernel, sig, consts, num_warps=warps, num_stages=3, stop="ptx",
-                            arch=arch)  # fmt: skip
-        usage = tools.ptxas_usage(k.asm["ptx"], arch)
+    and delta conversions moved down to their uses (passes/reorder_instructions.py).
+    tests/codegen/test_wgmma_attention.py checks the same on wgmma (sm_90a)."""
+    for which in ("dkdv", "dq"):
+        ptx = compile_benchmarked_backward(which, 64, block_n, warps, causal, False, arch)
+        usage = tools.ptxas_usage(ptx, arch)
         assert usage["spill_stores"] == 0 and usage["local"] == 0, (which, usage["log"])
+
+
+def compile_benchmarked_backward(which, d, block_n, warps, causal, bf16, arch):
+    """The PTX of a backward kernel as bench_attention.py launches it (BLOCK_M = 64,
+    seq_len divisible by 16, 3 stages)."""
+    kernel = fa.attn_bwd_dkdv_kernel if which == "dkdv" else fa.attn_bwd_dq_kernel
+    consts = dict(HEAD_DIM=d, BLOCK_M=64, BLOCK_N=block_n, CAUSAL=causal, BF16=bf16)
+    sig = BWD_SIGNATURES[which].replace("fp32,i32,", "fp32,i32:16,")
+    k = tritium.compile(kernel, sig, consts, num_warps=warps, num_stages=3, stop="ptx",
+                        arch=arch)  # fmt: skip
+    return k.asm["ptx"]
 
 
 def test_backward_converts_lse_and_delta_where_they_are_used():

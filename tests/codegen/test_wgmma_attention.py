@@ -4,11 +4,15 @@ K ring, P @ V takes P in registers (the first accumulator cast to 16 bits is wgm
 register-A fragment: a convert that moves no data) and V from its ring; the Q tile's
 fence.proxy.async stands before each loop, not in it. The PTX assembles without local
 memory or wgmma waits ptxas would inject; the TTGIR runs in the shared-memory hazard
-model; the backward compiles (dK/dV stays on mma.sync: P^T reaches its dots through a
-transpose; dQ's three dots go to wgmma, dS in registers); a block whose rows the warps
-cannot cover as wgmma wants (BLOCK_M = 64 on 8 warps) stays on mma.sync. On a Hopper GPU
-(`-m gpu`): forward and backward against float64 numpy, the configurations the
-benchmarks run, with the compiled forward checked to be the register-A wgmma path."""
+model. The backward: dQ's three dots go to wgmma, dS in registers; dK/dV's four too
+(it works on the transposed scores: S^T = K Q^T and dP^T = V dO^T read the K / V tiles
+and the Q / dO ring stages through transposed views, dV += P^T dO and dK += dS^T Q take
+P^T and dS^T in registers, the lse and delta loads converted into the accumulator's
+layout), at the benchmarks' configurations without spills, and its TTGIR runs in the
+hazard model. A block whose rows the warps cannot cover as wgmma wants (BLOCK_M = 64 on
+8 warps) stays on mma.sync. On a Hopper GPU (`-m gpu`): forward and backward against
+float64 numpy, the configurations the benchmarks run, with the compiled kernels checked
+to be the register-A wgmma path."""
 
 from __future__ import annotations
 
@@ -19,7 +23,12 @@ import pytest
 
 from examples import flash_attention as fa
 from tests.passes.ttgir_interpreter import shared_memory_model
-from tests.test_flash_attention import compile_backward, compile_forward
+from tests.test_flash_attention import (
+    compile_backward,
+    compile_benchmarked_backward,
+    compile_forward,
+    interpret_backward,
+)
 from tritium.codegen import tools
 from tritium.ir.parser import parse_module
 from tritium.runtime.interpreter import interpret
@@ -132,12 +141,69 @@ def test_forward_on_wgmma_in_the_hazard_model(causal, landing):
 @pytest.mark.parametrize("which", ["dkdv", "dq"])
 def test_backward_compiles_for_sm_90a(which, ptxas):
     ptx = compile_backward(which, 64, 64, 4, arch="sm_90a").asm["ptx"]
-    if which == "dkdv":  # P^T and dS^T reach dV's and dK's dots through tl.trans
-        assert "wgmma" not in ptx and "mma.sync" in ptx
-    else:  # S and dP from the tiles, dQ += dS K with dS in registers
-        assert "mma.sync" not in ptx and len(re.findall(REGISTER_A, ptx)) == 4
+    # dQ: S and dP from the tiles, dQ += dS K with dS in registers; dK/dV: S^T and dP^T
+    # from the tiles, dV += P^T dO and dK += dS^T Q with P^T and dS^T in registers
+    assert "mma.sync" not in ptx
+    assert len(re.findall(REGISTER_A, ptx)) == (8 if which == "dkdv" else 4)
     usage = tools.ptxas_usage(ptx, "sm_90a")
     assert usage["local"] == 0 and usage["spill_stores"] == 0, usage["log"]
+
+
+def test_dkdv_ttgir_reads_q_and_do_stages_both_ways():
+    """dK/dV on wgmma: Q and dO each copied once per trip into a ring of
+    `#ttg.nvmma_shared` stages, read as B directly (dV += P^T dO, dK += dS^T Q) and
+    through `ttg.memdesc_trans` (S^T = K Q^T, dP^T = V dO^T: `transposed` flipped, K-major
+    B); K and V tiles stored once before the loop; P^T and dS^T the register A operands."""
+    ttgir = compile_backward("dkdv", 64, 64, 4, True, stop="ttgir", arch="sm_90a").asm["ttgir"]
+    body = loops(ttgir)[0]
+    assert "tt.dot " not in ttgir and "ttg.local_alloc" not in body
+    assert body.count("ttg.async_copy_global_to_local") == 2
+    views = re.findall(r"ttg\.memdesc_trans .*: (!ttg\.memdesc<.*>) -> (!ttg\.memdesc<.*>)", body)
+    assert len(views) == 2
+    shared = dict(re.findall(r"^(#shared\d*) = (.*)$", ttgir, re.M))
+    for src, dst in views:
+        src_enc, dst_enc = (shared[re.search(r"#shared\d*", t)[0]] for t in (src, dst))
+        assert "transposed = false" in src_enc and "transposed = true" in dst_enc
+    dots = re.findall(r"ttng\.warp_group_dot %\S+, %\S+, %\S+ \{[^}]*\} : (.*?) \* ", body)
+    assert [d.split("<")[0] for d in dots] == ["!ttg.memdesc", "tensor", "!ttg.memdesc", "tensor"]
+
+
+@pytest.mark.parametrize("block_n,warps", [(64, 4), (128, 8)])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_benchmarked_backward_on_wgmma_does_not_spill(block_n, warps, d, causal, ptxas):
+    """bench_attention.py's backward configurations (BWD_CONFIGS: 64x64 / 4 warps, 64x128 /
+    8 warps) on sm_90a, D = 64 and 128: dK/dV all on wgmma (its M, BLOCK_N, covers the
+    warps), dV's and dK's dots register-A, one per 16 queries each; dQ on wgmma at 64x64 /
+    4 warps (BLOCK_M = 64 on 8 warps keeps mma.sync); no spills, no wgmma serialised by
+    ptxas. bf16 compiles to the same instructions on bf16 operands."""
+    for which in ("dkdv", "dq"):
+        ptx = compile_benchmarked_backward(which, d, block_n, warps, causal, False, "sm_90a")
+        if which == "dkdv":
+            assert "mma.sync" not in ptx
+            assert re.findall(REGISTER_A, ptx) == [str(d)] * (2 * 64 // 16)
+        else:
+            assert ("mma.sync" in ptx) == (warps == 8) != ("wgmma" in ptx)
+        usage = tools.ptxas_usage(ptx, "sm_90a")
+        assert usage["local"] == 0 and usage["spill_stores"] == 0, (which, usage["log"])
+        assert "(C75" not in usage["log"], usage["log"]
+    if d == 64 and not causal:
+        bf16 = compile_benchmarked_backward("dkdv", d, block_n, warps, causal, True, "sm_90a")
+        assert len(re.findall(REGISTER_A.replace(r"f16\.f16", r"bf16\.bf16"), bf16)) == 8
+        assert tools.ptxas_usage(bf16, "sm_90a")["spill_stores"] == 0
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("landing", ["issue", "wait"])
+def test_dkdv_on_wgmma_in_the_hazard_model(causal, landing):
+    """The sm_90a dK/dV TTGIR (BLOCK_N = 64 keys on 4 warps, 32 queries a trip, D = 32)
+    interpreted with the copies landing as early or as late as they may: no race, the
+    gradients of float64 numpy."""
+    module = parse_module(
+        compile_backward("dkdv", 32, 32, 4, causal, "ttgir", "sm_90a", block_n=64).asm["ttgir"]
+    )
+    model = interpret_backward(module, "dkdv", 32, 64, causal, landing)
+    assert model.copies > 0 and model.dots > 0
 
 
 def test_warps_that_cannot_cover_the_rows_keep_mma_sync(ptxas):
@@ -175,4 +241,37 @@ def test_on_hopper(d, block_m, block_n, warps, causal, monkeypatch):
     for seq, bf16 in ((block_m * 3, False), (197, True)):  # whole blocks; a masked tail
         rng = np.random.default_rng(seq + d + causal)
         fa.check_attention(rng, 2, seq, d, causal, bf16, block_m=block_m, block_n=block_n,
+                           num_warps=warps)  # fmt: skip
+
+
+def _dkdv_ptx(d, block_n, warps, causal, bf16):
+    """The dK/dV PTX the JIT builds for this GPU (sm_90a on Hopper)."""
+    x = np.zeros((1, 64, d), np.uint16 if bf16 else np.float16)
+    stats = np.zeros((1, 64), np.float32)
+    kernel = fa.attn_bwd_dkdv_kernel.warmup(
+        x, x, x, x, x, x, stats, stats, 0.1, 64, 64 * d, d, HEAD_DIM=d, BLOCK_M=64,
+        BLOCK_N=block_n, CAUSAL=causal, BF16=bf16, num_warps=warps, num_stages=3, grid=(1, 1),
+    )  # fmt: skip
+    return kernel.asm["ptx"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("block_n,warps", [(64, 4), (128, 8)])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_backward_on_hopper(block_n, warps, d, causal, monkeypatch):
+    """The backward at bench_attention.py's configurations (BLOCK_M = 64), with dK/dV on
+    the register-A wgmma path: whole blocks (fp16) and masked tails (bf16, an odd length)
+    against float64 numpy."""
+    from tritium.runtime.driver import current_arch
+
+    if current_arch() != "sm_90":
+        pytest.skip("wgmma needs a Hopper GPU (sm_90)")
+    monkeypatch.delenv("TRITIUM_INTERPRET", raising=False)
+    monkeypatch.delenv("DISABLE_MMA_V3", raising=False)
+    for seq, bf16 in ((block_n * 3, False), (197, True)):
+        ptx = _dkdv_ptx(d, block_n, warps, causal, bf16)
+        assert "mma.sync" not in ptx and re.search(REGISTER_A.replace("f16", "bf16" if bf16 else "f16"), ptx)
+        rng = np.random.default_rng(seq + d + causal)
+        fa.check_attention(rng, 2, seq, d, causal, bf16, block_m=64, block_n=block_n,
                            num_warps=warps)  # fmt: skip

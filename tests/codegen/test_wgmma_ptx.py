@@ -237,3 +237,27 @@ def test_nvmma_tile_offsets_and_descriptor(swizzle, shape, transposed):
     bits = descriptor_bits(tile, 2)
     mode = {128: 1, 64: 2, 32: 3}[swizzle]
     assert bits == (rows * swizzle >> 4) << 16 | (8 * swizzle >> 4) << 32 | mode << 62
+
+
+@pytest.mark.parametrize("swizzle,shape,transposed", [(128, (64, 64), False), (128, (64, 128), True),
+                                                      (64, (32, 128), False), (32, (16, 64), True)])  # fmt: skip
+def test_transposed_view_of_an_nvmma_tile(swizzle, shape, transposed):
+    """`ttg.memdesc_trans` of an nvmma tile (the attention backward's Q and dO stages, read
+    as B of S^T = K Q^T and of dV += P^T dO): `transposed` flips, the shape swaps, and
+    every element of the view lies at the bytes the tile put it; the view's descriptor is
+    that of a tile written in the view's orientation."""
+    from tritium.codegen.lower.dot_wgmma import descriptor_bits
+    from tritium.ir.shared_layout import memdesc_tile
+    from tritium.ir.ttg_memory import transposed_memdesc
+    from tritium.ir.ttg_mma import MemDescType, NVMMASharedEncodingAttr
+    from tritium.ir.types import f16
+
+    tile_t = MemDescType(list(shape), f16, NVMMASharedEncodingAttr(swizzle, transposed, 16))
+    view_t = transposed_memdesc(tile_t, [1, 0])
+    want = MemDescType(list(shape[::-1]), f16, NVMMASharedEncodingAttr(swizzle, not transposed, 16))
+    assert view_t == want
+    tile, view = memdesc_tile(tile_t), memdesc_tile(view_t)
+    for i in range(shape[0]):
+        for j in range(shape[1]):
+            assert view.offset((j, i)) == tile.offset((i, j))
+    assert descriptor_bits(view, 2) == descriptor_bits(tile, 2)

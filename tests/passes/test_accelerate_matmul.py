@@ -205,6 +205,35 @@ def test_a_transposed_p_keeps_the_chain_on_mma_sync():
     assert [e.versionMajor for e in encs] == [2, 2]
 
 
+def test_a_loaded_value_joining_p_keeps_the_chain_on_wgmma():
+    """P computed from S and a value loaded apart from the chain (the attention backward's
+    `s_t * scale - lse[None, :]`, dS^T = P^T * (dP^T - delta)): the load does not depend
+    on the chain's dots, so it is converted into the accumulator's layout and P stays the
+    register-A operand of the second wgmma. A load computed from S would not be."""
+    t = lambda s, e: f"tensor<{s}x{e}, {BLOCKED}>"  # noqa: E731
+    text = v3_chain(m=64, n=64, d=64).replace(
+        "%p = arith.truncf %s :",
+        f"%w0 = tt.splat %pc : !tt.ptr<f32> -> {t('64x64', '!tt.ptr<f32>')}\n"
+        f"    %w = tt.load %w0 : {t('64x64', '!tt.ptr<f32>')}\n"
+        f"    %sw = arith.subf %s, %w : {t('64x64', 'f32')}\n"
+        "    %p = arith.truncf %sw :",
+    )
+    module, _ = run(text, ["accelerate-matmul"], ttgir=True, arch="sm_90a")
+    encs = [encoding_of(op.d.type) for op in module.walk() if isinstance(op, tt.DotOp)]
+    assert [e.versionMajor for e in encs] == [3, 3]
+    # a load whose pointers come from S (a gather through the scores): not elementwise
+    # on the chain's results, so both dots stay on mma.sync
+    gather = text.replace(
+        f"%w = tt.load %w0 : {t('64x64', '!tt.ptr<f32>')}",
+        f"%si = arith.fptosi %s : {t('64x64', 'f32')} to {t('64x64', 'i32')}\n"
+        f"    %w1 = tt.addptr %w0, %si : {t('64x64', '!tt.ptr<f32>')}, {t('64x64', 'i32')}\n"
+        f"    %w = tt.load %w1 : {t('64x64', '!tt.ptr<f32>')}",
+    )
+    module, _ = run(gather, ["accelerate-matmul"], ttgir=True, arch="sm_90a")
+    encs = [encoding_of(op.d.type) for op in module.walk() if isinstance(op, tt.DotOp)]
+    assert [e.versionMajor for e in encs] == [2, 2]
+
+
 def test_the_shortcut_to_another_wgmma_layout_needs_the_same_warps():
     from tritium.ir.ttg_mma import is_mma_to_dot_shortcut
 

@@ -49,7 +49,12 @@ from xdsl.utils.exceptions import VerifyException
 
 from tritium.ir import ttg
 from tritium.ir.tt_memory import _parse_memory_modifiers
-from tritium.ir.ttg_mma import AsyncTokenType, MemDescType, SwizzledSharedEncodingAttr
+from tritium.ir.ttg_mma import (
+    AsyncTokenType,
+    MemDescType,
+    NVMMASharedEncodingAttr,
+    SwizzledSharedEncodingAttr,
+)
 from tritium.ir.types import element_type, encoding_of, i1, i32, is_ptr, shape_of
 
 
@@ -176,7 +181,8 @@ class MemDescIndexOp(IRDLOperation):
 class MemDescTransOp(IRDLOperation):
     """`%v = ttg.memdesc_trans %m {order = array<i32: 1, 0>} : !ttg.memdesc<64x32xf16, #shared, ...>
     -> !ttg.memdesc<32x64xf16, #shared1, ...>`: the same bytes seen with the dims permuted
-    (`#shared1` is `#shared` with its `order` permuted alike), as upstream's op of that name.
+    (`#shared1` is `#shared` with its `order` permuted alike; of a 2D `#ttg.nvmma_shared`
+    tile, the same with `transposed` flipped), as upstream's op of that name.
     A tile written once can so be read as a dot operand and as the transposed operand of
     another dot."""
 
@@ -204,8 +210,13 @@ class MemDescTransOp(IRDLOperation):
         order = self.order_list
         if sorted(order) != list(range(len(self.src.type.get_shape()))):
             raise VerifyException("ttg.memdesc_trans: order must be a permutation")
-        if not isinstance(self.src.type.encoding, SwizzledSharedEncodingAttr):
-            raise VerifyException("ttg.memdesc_trans: only #ttg.swizzled_shared tiles")
+        enc = self.src.type.encoding
+        if not isinstance(enc, SwizzledSharedEncodingAttr | NVMMASharedEncodingAttr) or (
+            isinstance(enc, NVMMASharedEncodingAttr) and order != [1, 0]
+        ):
+            raise VerifyException(
+                "ttg.memdesc_trans: only #ttg.swizzled_shared tiles and 2D #ttg.nvmma_shared ones"
+            )
         if self.result.type != transposed_memdesc(self.src.type, order):
             raise VerifyException(
                 "ttg.memdesc_trans: the result must be the source with its dims and its "
@@ -218,12 +229,18 @@ def transposed_memdesc(t: MemDescType, order: Sequence[int]) -> MemDescType:
     shared encoding's order with them, so every element keeps its bytes)."""
     shape = t.get_shape()
     enc = t.encoding
-    if not isinstance(enc, SwizzledSharedEncodingAttr):
+    if isinstance(enc, NVMMASharedEncodingAttr) and len(shape) == 2 and list(order) == [1, 0]:
+        # the other dim contiguous: `transposed` flips (upstream's view of an nvmma tile)
+        enc = NVMMASharedEncodingAttr(
+            enc.swizzlingByteWidth, not enc.transposed, enc.elementBitWidth
+        )
+    elif isinstance(enc, SwizzledSharedEncodingAttr):
+        where = {d: i for i, d in enumerate(order)}  # old dim -> new dim
+        enc = SwizzledSharedEncodingAttr(
+            enc.vec, enc.perPhase, enc.maxPhase, [where[d] for d in enc.order]
+        )
+    else:
         raise NotImplementedError(f"ttg.memdesc_trans of a {enc} tile")
-    where = {d: i for i, d in enumerate(order)}  # old dim -> new dim
-    enc = SwizzledSharedEncodingAttr(
-        enc.vec, enc.perPhase, enc.maxPhase, [where[d] for d in enc.order]
-    )
     return MemDescType(
         [shape[d] for d in order], t.element_type, enc, t.memory_space, t.mutable
     )

@@ -51,14 +51,21 @@ Chained dots (attention's S = Q K^T, then P @ V with P computed from S) go to wg
 together or not at all: every dot of the chain (transitively) must be eligible as above
 with warpsPerCTA = [num_warps, 1] (M a multiple of 16 * num_warps: each warp owns 16 rows
 of every dot), no B operand may be computed from another dot of the chain, and an A
-operand that is must be 16-bit and computed only by elementwise ops, reductions,
-expand_dims / broadcast / splat, make_range and constants from the other dots' results
-(the softmax, the causal mask, the cast): it then stays in registers, since the first
+operand that is must be 16-bit, and what its computation does with the chain's results
+must be elementwise ops, reductions, expand_dims / broadcast / splat, make_range and
+constants (the softmax, the causal mask, the cast; the backward's dS^T = P^T * (dP^T -
+delta), two dots' results combined): it then stays in registers, since the first
 accumulator's layout, cast to 16 bits, is the register-A fragment of the next wgmma
 (`ttg_mma.is_mma_to_dot_shortcut`), as upstream's dot_op<{opIdx = 0, parent = #mma v3}>
-from registers. Each dot keeps its own instrShape (Q K^T: N = BLOCK_N; P @ V: N = the
-head dim), as upstream. Anything else in a chain (a transposed P, as the attention
-backward's dV += P^T dO; BLOCK_M = 64 on 8 warps) keeps the whole chain on mma.sync.
+from registers. Values that do not depend on the chain's dots may come from anything
+(the attention backward's per-iteration lse and delta loads, `lse[None, :]`): they are
+converted into the accumulator's layout where they join it. Each dot keeps its own
+instrShape (Q K^T: N = BLOCK_N; P @ V: N = the head dim), as upstream. Anything else in
+a chain (a transposed P, as in dV += tl.trans(p) @ dO; BLOCK_M = 64 on 8 warps) keeps
+the whole chain on mma.sync. The attention backward's dK/dV kernel, which works on the
+transposed scores (S^T = K Q^T), so goes to wgmma whole: S^T and dP^T read K / V and
+the Q / dO stages (transposed views, the software pipeliner's `ttg.memdesc_trans`),
+dV += P^T dO and dK += dS^T Q take P^T and dS^T in registers.
 The rest keeps mma.sync, as before. instrShape is upstream's `mmaVersionToInstrShape`
 (the largest N <= 256 dividing N that leaves each warpgroup's share of N whole),
 warpsPerCTA upstream's `warpsPerTileV3` (warpgroups along M while M has 16 rows per warp left, then along N). An fp8 dot left on mma.sync keeps its fp8 operands (kWidth 4) here;
@@ -175,7 +182,7 @@ def mma_v3_shape(dot: tt.DotOp, num_warps: int) -> tuple[list[int], list[int]] |
     shapes = {}
     for d in group:
         in_registers = _operand_from_dots(d.a, group)  # as attention's P
-        if _operand_from_dots(d.b, group) or (in_registers and not _register_a(d)):
+        if _operand_from_dots(d.b, group) or (in_registers and not _register_a(d, group)):
             return None
         a_ok = in_registers or _k_major(d.a, 0)
         shapes[id(d)] = _v3_shape(d, num_warps, a_ok, [num_warps, 1])  # warps along M
@@ -224,13 +231,27 @@ def _operand_from_dots(v: SSAValue, group: list[tt.DotOp]) -> bool:
     return any(op in group for op in _backward_slice(v))
 
 
-def _register_a(dot: tt.DotOp) -> bool:
+def _register_a(dot: tt.DotOp, group: list[tt.DotOp]) -> bool:
     """Whether the dot's A operand, computed from another dot of its chain, can stay in
     registers, as attention's P (the module docstring): 16-bit, computed by elementwise
-    ops, reductions and broadcasts from the other dot's accumulator."""
+    ops, reductions and broadcasts from the group's accumulators. Values that do not
+    depend on the group's dots (the backward's per-iteration lse and delta loads, their
+    address math) may come from anything: they are converted into the accumulator's
+    layout where they join it."""
     if bitwidth(element_type(dot.a.type)) != 16:
         return False
-    return all(is_elementwise(op) or op.name in _REGISTER_A_OPS for op in _backward_slice(dot.a))
+    found = _backward_slice(dot.a)
+    from_dots = {id(op) for op in found if op in group}
+    grown = True
+    while grown:  # the slice's ops that the group's results reach
+        grown = False
+        for op in found:
+            if id(op) not in from_dots and any(id(v.owner) in from_dots for v in op.operands):
+                from_dots.add(id(op))
+                grown = True
+    return all(
+        is_elementwise(op) or op.name in _REGISTER_A_OPS for op in found if id(op) in from_dots
+    )
 
 
 def _backward_slice(v: SSAValue) -> list[Operation]:

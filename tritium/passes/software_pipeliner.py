@@ -137,7 +137,6 @@ from tritium.ir.ttg_mma import (
     DotOperandEncodingAttr,
     MemDescType,
     NvidiaMmaEncodingAttr,
-    SwizzledSharedEncodingAttr,
     is_mma_to_dot_shortcut,
     memdesc_bytes,
 )
@@ -340,9 +339,7 @@ def _shared_buffer(t, reads: list[OperandRead], transposed: bool) -> MemDescType
             transposed_type(t) if r.transposed else t, encoding_of(r.convert.result.type)
         )
         if r.transposed != transposed:
-            if not isinstance(own.encoding, SwizzledSharedEncodingAttr):
-                return None  # a view of this tile kind is not modelled (memdesc_trans)
-            own = transposed_memdesc(own, [1, 0])
+            own = transposed_memdesc(own, [1, 0])  # swizzled or nvmma (wgmma's) tiles
         found.add(own)
     return found.pop() if len(found) == 1 else None
 
