@@ -168,6 +168,25 @@ def test_dkdv_ttgir_reads_q_and_do_stages_both_ways():
     assert [d.split("<")[0] for d in dots] == ["!ttg.memdesc", "tensor", "!ttg.memdesc", "tensor"]
 
 
+@pytest.mark.parametrize("d", [64, 128])
+def test_dkdv_keeps_its_accumulating_dots_in_flight(d):
+    """As upstream's: dK += dS^T Q stays in flight into the next trip (its accumulator
+    goes through the wait for S^T, which retires it), the Q / dO refills follow it after
+    a barrier; dV += P^T dO stays in flight until dP^T's wait at D = 64 (32 accumulator
+    registers per thread), and is waited for right after it at D = 128 (64: it spilled)."""
+    ttgir = compile_backward("dkdv", d, 64, 4, False, stop="ttgir", arch="sm_90a").asm["ttgir"]
+    (body,) = loops(ttgir)
+    order = re.findall(r"warp_group_dot_wait|warp_group_dot |gpu\.barrier|async_copy_global_to_local", body)
+    dv_wait = ["warp_group_dot_wait"] if d == 128 else []
+    assert order == ["gpu.barrier", "warp_group_dot ", "warp_group_dot_wait", "warp_group_dot ",
+                     *dv_wait, "warp_group_dot ", "warp_group_dot_wait", "warp_group_dot ",
+                     "gpu.barrier"] + ["async_copy_global_to_local"] * 2  # fmt: skip
+    first = re.search(r"ttng\.warp_group_dot_wait (.*) \{pendings = 0 : i32\}", body)[1]
+    assert first.count("%") == 4  # S^T, the K tile, the Q view, dK's accumulator
+    # after the loop, dK's last group is waited for
+    assert re.search(r"scf\.yield .*\n\s+\}.*\n\s+%\S+ = ttng\.warp_group_dot_wait %\S+ \{", ttgir)
+
+
 @pytest.mark.parametrize("block_n,warps", [(64, 4), (128, 8)])
 @pytest.mark.parametrize("d", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
@@ -193,24 +212,18 @@ def test_benchmarked_backward_on_wgmma_does_not_spill(block_n, warps, d, causal,
         assert tools.ptxas_usage(bf16, "sm_90a")["spill_stores"] == 0
 
 
+@pytest.mark.parametrize("which", ["dkdv", "dq"])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("landing", ["issue", "wait"])
-def test_dkdv_on_wgmma_in_the_hazard_model(causal, landing):
-    """The sm_90a dK/dV TTGIR (BLOCK_N = 64 keys on 4 warps, 32 queries a trip, D = 32)
-    interpreted with the copies landing as early or as late as they may: no race, the
-    gradients of float64 numpy."""
-    module = parse_module(
-        compile_backward("dkdv", 32, 32, 4, causal, "ttgir", "sm_90a", block_n=64).asm["ttgir"]
-    )
-    model = interpret_backward(module, "dkdv", 32, 64, causal, landing)
-    assert model.copies > 0 and model.dots > 0
-
-
-def test_warps_that_cannot_cover_the_rows_keep_mma_sync(ptxas):
-    """BLOCK_M = 64 on 8 warps: wgmma would split N across warpgroups, and P would not
-    be the second dot's A fragment in registers: both dots stay on mma.sync."""
-    ptx = compile_forward(64, 64, 64, 8, arch="sm_90a").asm["ptx"]
-    assert "wgmma" not in ptx and "mma.sync" in ptx
+def test_backward_on_wgmma_in_the_hazard_model(which, causal, landing):
+    """The sm_90a backward TTGIR (64 rows a program on 4 warps: BLOCK_N keys for dK/dV,
+    BLOCK_M queries for dQ; 32 of the others a trip, D = 32) interpreted with the copies
+    landing as early or as late as they may and the accumulating dots' groups in flight
+    (dV, dK; dQ): no race, the gradients of float64 numpy."""
+    block_m, block_n = (32, 64) if which == "dkdv" else (64, 32)
+    ttgir = compile_backward(which, 32, block_m, 4, causal, "ttgir", "sm_90a", block_n=block_n)
+    model = interpret_backward(parse_module(ttgir.asm["ttgir"]), which, 32, 64, causal, landing)
+    assert model.copies > 0 and model.dots > model.dot_waits > 0  # retired later
 
 
 # --------------------------------------------------------------------------- on the GPU

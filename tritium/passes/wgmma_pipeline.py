@@ -94,14 +94,33 @@ wait retires both, the loop's accumulator going through it:
 The copies are issued while the tensor cores run P @ V, as upstream's: between the wait
 and P @ V they would delay the softmax, with the tensor cores idle (one CTA per SM).
 
-When: the loop holds two `warp_group_dot`s each waited for right after it, the second's
-result goes only to the next trip as its accumulator, which nothing reads before the
-first's wait; their tiles are tiles filled before the loop (Q) or stages of rings
-(S >= 3) refilled, by one commit group before the first dot, in the stage trip k - 1
-read; the first dot reads one of those rings, so the membar pass's barrier before the
-moved copies (they conflict with its read) also orders every warpgroup's retirement of
-P @ V of trip k - 1 (at its wait, earlier in the trip) before them. P, wgmma's register A, is written again only after the next trip's
-wait (it is computed from the wait's results). Not with TRITIUM_WGMMA_SYNC=1.
+When: the loop holds two or more `warp_group_dot`s each waited for right after it; a
+dot other than the first whose result goes only to the next trip as its accumulator,
+which nothing reads before the first's wait, after the trip's last waited dot (P @ V);
+the tiles of all the dots are tiles filled before the loop (Q) or stages of rings
+(S >= 3), read directly or through `ttg.memdesc_trans`, refilled, by one commit group
+before the first dot, in the stage trip k - 1 read; the first dot reads one of those
+rings, so the membar pass's barrier before the moved copies (they conflict with its
+read) also orders every warpgroup's retirement of P @ V of trip k - 1 (at its wait,
+earlier in the trip) before them. P, wgmma's register A, is written again only after the
+next trip's wait (it is computed from the wait's results). Not with TRITIUM_WGMMA_SYNC=1.
+
+An accumulating dot with a waited dot after it in the trip stays in flight until that
+dot's wait instead (its result goes through it), when nothing writes a tile in between
+and its accumulator holds at most `DEFER_REGISTERS` (32) registers per thread (it stays
+live, untouchable, through the dots in between: at D = 128 the dK/dV kernel spilled).
+The attention backward's dK/dV loop, as upstream's (dQ's likewise: dQ += dS K in flight
+to the next trip):
+
+      %w = ttg.async_wait %g {num = 1 : i32}
+      %st = ttng.warp_group_dot %k, memdesc_trans(%q[%ext1]), %zero
+      %st:5 = ttng.warp_group_dot_wait %st, ..., %dk {pendings = 0}   (dK += dS^T Q of trip k - 1)
+      %dv = ttng.warp_group_dot %pt, %do[%ext1], %dv_acc                (in flight: D = 64)
+      %dpt = ttng.warp_group_dot %v, memdesc_trans(%do[%ext1]), %zero
+      %dpt:4 = ttng.warp_group_dot_wait %dpt, ..., %dv {pendings = 0}  (dV retired with it)
+      %dk = ttng.warp_group_dot %dst, %q[%ext1], %st#4                  (in flight to trip k + 1)
+      copies into stage %ins1 (membar: bar.sync first) ; commit
+      scf.yield %dpt#3, %dk, ...
 """
 
 from __future__ import annotations
@@ -117,11 +136,13 @@ from xdsl.passes import ModulePass
 from tritium.analysis.membar import tile_alloc
 from tritium.ir import arith, tt
 from tritium.ir.arith import constant_value
+from tritium.ir.layouts import elements_per_thread
 from tritium.ir.ttg_memory import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
     LocalLoadOp,
     MemDescIndexOp,
+    MemDescTransOp,
 )
 from tritium.ir.ttg_mma import (
     DotOperandEncodingAttr,
@@ -134,6 +155,10 @@ from tritium.ir.types import bitwidth, element_type, encoding_of
 from tritium.passes.utils import insert_after, insert_before
 
 MIN_STAGES_IN_FLIGHT = 3  # ring depth from which one wgmma group stays in flight
+# the most accumulator registers per thread of a dot kept in flight to a later wait of its
+# trip: its accumulator stays live, untouchable, through the dots in between (dK/dV's
+# dV += P^T dO at D = 128, 64 registers, spilled at 255 registers through dP^T = V dO^T)
+DEFER_REGISTERS = 32
 
 
 def _tile_of(v) -> object | None:
@@ -231,8 +256,10 @@ def _ring_phase(index: SSAValue, loop: scf.ForOp, stages: int) -> int | None:
 
 def _ring_stage(tile: SSAValue, loop: scf.ForOp) -> tuple[Operation, int, int] | None:
     """(ring allocation, stages, phase) of a tile that is stage `phase + k` of a ring on
-    trip k of `loop`, or None."""
+    trip k of `loop`, or None (a `ttg.memdesc_trans` view of such a stage is one too)."""
     view = tile.owner
+    if isinstance(view, MemDescTransOp):
+        view = view.src.owner
     if not isinstance(view, MemDescIndexOp) or view.parent_block() is not loop.body.block:
         return None
     alloc = tile_alloc(view.src)
@@ -287,7 +314,10 @@ def _refills(
                 return None
             for use in view.result.uses:
                 op = use.operation
-                if op in readers:
+                if op in readers or (
+                    isinstance(op, MemDescTransOp)
+                    and all(u.operation in readers for u in op.result.uses)
+                ):
                     continue
                 if not isinstance(op, AsyncCopyGlobalToLocalOp) or op.parent_block() is not block:
                     return None
@@ -319,17 +349,19 @@ def _keep_in_flight(plan: _InFlight, wait: WarpGroupDotWaitOp) -> None:
 
 def _refill_after(plan: _InFlight | _ChainInFlight, anchor: Operation) -> None:
     """Move the loop's refills (cp.async copies and their commit) right after `anchor` (at
-    or after the wait that retires the stage they overwrite), and wait for the last group
-    after the loop, before the accumulator it carries is read."""
+    or after the wait that retires the stage they overwrite), and wait for the last groups
+    after the loop, before the accumulators they carry are read."""
     for op in [*plan.copies, plan.commit]:
         op.detach()
         anchor = insert_after(anchor, op)
     _advance_last(plan.copies)
-    result = plan.loop.results[plan.acc]
-    uses = list(result.uses)
-    done = insert_after(plan.loop, WarpGroupDotWaitOp([result], pendings=0))
-    for use in uses:
-        use.operation.operands[use.index] = done.outputs[0]
+    accs = plan.carried if isinstance(plan, _ChainInFlight) else [plan.acc]
+    results = [plan.loop.results[k] for k in accs]
+    uses = [list(r.uses) for r in results]
+    done = insert_after(plan.loop, WarpGroupDotWaitOp(results, pendings=0))
+    for out, result_uses in zip(done.outputs, uses, strict=True):
+        for use in result_uses:
+            use.operation.operands[use.index] = out
 
 
 def _advance_last(copies: list[AsyncCopyGlobalToLocalOp]) -> None:
@@ -356,20 +388,24 @@ def _advance_last(copies: list[AsyncCopyGlobalToLocalOp]) -> None:
                 body.insert_op_before(op, end)
 
 
-# ----------------------------------------------------------- a chain's second dot in flight
+# ------------------------------------------------------ a chain's accumulating dots in flight
 
 
 @dataclass
 class _ChainInFlight:
-    """A loop of two chained wgmmas (attention: S = Q K^T, then O += P @ V) where the
-    second's group stays in flight until the first's wait of the next trip."""
+    """A loop of chained wgmmas (attention: S = Q K^T, then O += P @ V; its backward's
+    dK/dV: S^T, dV += P^T dO, dP^T, dK += dS^T Q) where the dots whose results only
+    accumulate across trips stay in flight: to the next wait of the trip (`deferred`),
+    or, past the trip's last wait (`carried`), until the first dot's wait of the next
+    trip."""
 
     loop: scf.ForOp
-    acc: int  # the second dot's accumulator iter_arg
+    carried: list[int]  # accumulator iter_args of the dots in flight across trips
     wait1: WarpGroupDotWaitOp
-    wait2: WarpGroupDotWaitOp
+    deferred: list[tuple[WarpGroupDotWaitOp, WarpGroupDotWaitOp]]  # (own wait, retired by)
+    last: WarpGroupDotOp  # the trip's last dot: the refills follow it
     copies: list[AsyncCopyGlobalToLocalOp]
-    commit: AsyncCommitGroupOp
+    commit: AsyncCommitGroupOp | None  # None: no dot in flight across trips, no refill moved
 
 
 def _waited(wg: WarpGroupDotOp) -> WarpGroupDotWaitOp | None:
@@ -379,36 +415,69 @@ def _waited(wg: WarpGroupDotOp) -> WarpGroupDotWaitOp | None:
     return None
 
 
-def _chain_in_flight(loop: scf.ForOp) -> _ChainInFlight | None:
-    """Whether the loop's second wgmma may stay in flight across trips: the loop holds two
-    `warp_group_dot`s, each waited for right after it (`pendings = 0`); the second's
-    result only goes to the loop's next trip as its accumulator, which nothing reads
-    before the first dot's wait; the tiles both read are the Q-like tiles nothing writes
-    in the loop or stages of rings (S >= 3) refilled by one commit group of copies before
-    the first dot, into the stage trip k - 1 read, and the first dot reads one of those
-    rings (so the membar pass puts a bar.sync between its wait and the moved copies)."""
-    block = loop.body.block
-    wgs = [op for op in loop.walk() if isinstance(op, WarpGroupDotOp)]
-    if len(wgs) != 2 or any(w.parent_block() is not block for w in wgs):
+def _accumulates(wait: WarpGroupDotWaitOp, block: Block) -> int | None:
+    """k when the waited dot's result goes only to the loop's next trip, as iter_arg k."""
+    if any(r.uses for r in wait.outputs[1:]):
         return None
-    wg1, wg2 = sorted(wgs, key=block.get_operation_index)
-    wait1, wait2 = _waited(wg1), _waited(wg2)
-    if wait1 is None or wait2 is None or any(r.uses for r in wait2.outputs[1:]):
-        return None
-    uses = list(wait2.outputs[0].uses)
+    uses = list(wait.outputs[0].uses)
     if len(uses) != 1 or uses[0].operation is not block.last_op:
         return None
-    k = uses[0].index
-    acc = block.args[k + 1]
-    after = block.get_operation_index(wait1)
-    for use in acc.uses:
-        op = use.operation
-        while op.parent_block() is not block:
-            op = op.parent_op()
-        if block.get_operation_index(op) <= after:
+    return uses[0].index
+
+
+def _writes_tiles(op: Operation) -> bool:
+    return op.name in ("ttg.async_copy_global_to_local", "ttg.local_store") or (
+        op.name == "ttg.local_alloc" and bool(op.operands)
+    )
+
+
+def _chain_in_flight(loop: scf.ForOp) -> _ChainInFlight | None:
+    """Whether the loop's accumulating wgmmas may stay in flight: the loop holds two or
+    more `warp_group_dot`s, each waited for right after it (`pendings = 0`); a dot other
+    than the first whose result only goes to the loop's next trip (an accumulator) is
+    retired by the next wait of its trip, nothing writing a tile in between and its
+    accumulator at most `DEFER_REGISTERS` registers per thread, or, after
+    the trip's last wait, by the first dot's wait of the next trip, its accumulator read
+    by nothing before that wait. Dots in flight across trips need the tiles all dots read
+    to be tiles nothing writes in the loop (Q, K, V) or stages of rings (S >= 3) refilled
+    by one commit group of copies before the first dot, into the stage trip k - 1 read,
+    and the first dot to read one of those rings (so the membar pass puts a bar.sync
+    between its wait and the moved copies)."""
+    block = loop.body.block
+    wgs = [op for op in loop.walk() if isinstance(op, WarpGroupDotOp)]
+    if len(wgs) < 2 or any(w.parent_block() is not block for w in wgs):
+        return None
+    wgs.sort(key=block.get_operation_index)
+    waits = [_waited(wg) for wg in wgs]
+    if None in waits:
+        return None
+    accs = [None] + [_accumulates(w, block) for w in waits[1:]]
+    carried, deferred = [], []
+    for i, k in enumerate(accs):
+        if k is None:
+            continue
+        later = [w for w, a in zip(waits[i + 1 :], accs[i + 1 :], strict=True) if a is None]
+        if not later:
+            carried.append(k)
+            continue
+        if elements_per_thread(wgs[i].d.type) > DEFER_REGISTERS:
+            continue  # waited for right after it
+        span = range(block.get_operation_index(wgs[i]), block.get_operation_index(later[0]))
+        if any(_writes_tiles(op) for op in block.ops if block.get_operation_index(op) in span):
             return None
+        deferred.append((waits[i], later[0]))
+    if not carried:
+        return None if not deferred else _ChainInFlight(loop, [], waits[0], deferred, wgs[-1], [], None)
+    after = block.get_operation_index(waits[0])
+    for k in carried:
+        for use in block.args[k + 1].uses:
+            op = use.operation
+            while op.parent_block() is not block:
+                op = op.parent_op()
+            if block.get_operation_index(op) <= after:
+                return None
     rings, first_rings = [], 0
-    for wg in (wg1, wg2):
+    for wg in wgs:
         for t in (wg.a, wg.b):
             if not isinstance(t.type, MemDescType):
                 continue  # A in registers
@@ -417,36 +486,53 @@ def _chain_in_flight(loop: scf.ForOp) -> _ChainInFlight | None:
                 if any(loop.is_ancestor(w) for w in [tile_alloc(t), *_thread_writers(t)]):
                     return None  # only a tile filled before the loop (Q) may be other
                 continue
-            first_rings += wg is wg1
+            first_rings += wg is wgs[0]
             if all(r[0] is not ring[0] for r in rings):
                 rings.append(ring)
     if not first_rings:
         return None
-    refills = _refills(loop, rings, {wg1, wait1, wg2, wait2}, wg1)
-    return None if refills is None else _ChainInFlight(loop, k, wait1, wait2, *refills)
+    refills = _refills(loop, rings, {*wgs, *waits}, wgs[0])
+    if refills is None:
+        return None
+    return _ChainInFlight(loop, carried, waits[0], deferred, wgs[-1], *refills)
 
 
 def _keep_chain_in_flight(plan: _ChainInFlight) -> None:
-    """The second dot's group is retired by the first's wait of the next trip (which
-    takes the accumulator through it), the refills move after the second dot is issued
-    (past that wait), and the accumulator is waited for after the loop (module
-    docstring)."""
+    """A deferred dot's result goes through the later wait of its trip; a carried dot is
+    retired by the first dot's wait of the next trip (which takes its accumulator
+    through it), the refills move after the trip's last dot is issued (past that wait),
+    and the carried accumulators are waited for after the loop (module docstring)."""
+    current: dict[int, WarpGroupDotWaitOp] = {}  # a retiring wait -> its replacement
+    for own, retiring in plan.deferred:
+        later = current.get(id(retiring), retiring)
+        new = insert_after(later, WarpGroupDotWaitOp([*later.inputs, own.inputs[0]], pendings=0))
+        for a, b in zip(later.outputs, new.outputs, strict=False):
+            a.replace_all_uses_with(b)
+        own.outputs[0].replace_all_uses_with(new.outputs[-1])
+        current[id(retiring)] = new
+        for old in (later, own):
+            old.detach()
+            old.erase()
+    if not plan.carried:
+        return
     block = plan.loop.body.block
-    acc = block.args[plan.acc + 1]
+    accs = [block.args[k + 1] for k in plan.carried]
     old = plan.wait1
-    wait1 = insert_after(old, WarpGroupDotWaitOp([*old.inputs, acc], pendings=0))
+    wait1 = insert_after(old, WarpGroupDotWaitOp([*old.inputs, *accs], pendings=0))
     for a, b in zip(old.outputs, wait1.outputs, strict=False):
         a.replace_all_uses_with(b)
     old.detach()
     old.erase()
-    for use in list(acc.uses):
-        if use.operation is not wait1:
-            use.operation.operands[use.index] = wait1.outputs[-1]
-    wg2 = plan.wait2.inputs[0].owner
-    plan.wait2.outputs[0].replace_all_uses_with(plan.wait2.inputs[0])
-    plan.wait2.detach()
-    plan.wait2.erase()
-    _refill_after(plan, wg2)
+    for acc, out in zip(accs, wait1.outputs[-len(accs) :], strict=True):
+        for use in list(acc.uses):
+            if use.operation is not wait1:
+                use.operation.operands[use.index] = out
+    for k in plan.carried:
+        wait = block.last_op.operands[k].owner
+        wait.outputs[0].replace_all_uses_with(wait.inputs[0])
+        wait.detach()
+        wait.erase()
+    _refill_after(plan, plan.last)
 
 
 def wgmma_pipeline(module: ModuleOp, in_flight: bool = True) -> int:
