@@ -226,6 +226,13 @@ def test_backward_on_wgmma_in_the_hazard_model(which, causal, landing):
     assert model.copies > 0 and model.dots > model.dot_waits > 0  # retired later
 
 
+def test_warps_that_cannot_cover_the_rows_keep_mma_sync(ptxas):
+    """BLOCK_M = 64 on 8 warps: wgmma would split N across warpgroups, and P would not
+    be the second dot's A fragment in registers: both dots stay on mma.sync."""
+    ptx = compile_forward(64, 64, 64, 8, arch="sm_90a").asm["ptx"]
+    assert "wgmma" not in ptx and "mma.sync" in ptx
+
+
 # --------------------------------------------------------------------------- on the GPU
 
 
