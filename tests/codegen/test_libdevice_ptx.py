@@ -11,15 +11,16 @@ import pytest
 
 from tests.codegen.libdevice_kernels import compile_ptx
 from tritium.codegen.tools import assemble
-from tritium.frontend.libdevice import SIGNATURES, UNSUPPORTED
+from tritium.frontend.libdevice import LIBDEVICE_ONLY, SIGNATURES
 from tritium.frontend.libdevice import _parse as parse_signature
 
 
-def _groups():
-    """(arg dtypes, result dtype) -> the names having that signature."""
+def _groups(libdevice_only: bool = False):
+    """(arg dtypes, result dtype) -> the names having that signature (those tritium has a
+    routine for; or, `libdevice_only`, those only NVIDIA's libdevice has)."""
     groups = defaultdict(list)
     for name, table in SIGNATURES.items():
-        if name in UNSUPPORTED:
+        if (name in LIBDEVICE_ONLY) != libdevice_only:
             continue
         for sig in table:
             args, ret = parse_signature(sig)
@@ -28,6 +29,7 @@ def _groups():
 
 
 GROUPS = _groups()
+LIBDEVICE_ONLY_GROUPS = _groups(libdevice_only=True)
 APPROX = re.compile(r"\.approx")
 
 
@@ -47,3 +49,13 @@ def test_ptx_assembles(key, ptxas):
         else:
             assert APPROX.search(ptx)
         assemble(ptx, "sm_90")
+
+
+def test_a_function_only_libdevice_has_is_a_located_error_on_the_gpu_path():
+    """Default mode: the TTIR is upstream's; the backend names the way out (TRITIUM_LIBDEVICE)."""
+    from tritium.errors import NotSupportedError
+
+    with pytest.raises(NotSupportedError) as e:
+        compile_ptx(["lgamma"], ("fp32",), "fp32")
+    msg = str(e.value)
+    assert "__nv_lgammaf" in msg and "TRITIUM_LIBDEVICE=auto" in msg and ".py:" in msg

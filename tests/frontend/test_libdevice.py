@@ -14,7 +14,7 @@ import tritium
 import tritium.language as tl
 from tests.codegen.libdevice_kernels import kernel, run, signature
 from tritium.errors import CompilationError, NotSupportedError
-from tritium.frontend.libdevice import SIGNATURES, UNSUPPORTED
+from tritium.frontend.libdevice import LIBDEVICE_ONLY, SIGNATURES
 from tritium.language.extra import libdevice
 from tritium.language.extra.cuda import libdevice as cuda_libdevice
 
@@ -50,11 +50,10 @@ def test_ttir_names_the_symbol_by_dtype():
     assert "tt.extern_elementwise" in _ttir(["isnan"], ("fp32",), "int32")
 
 
-def test_unsupported_function_is_a_located_error():
-    with pytest.raises(NotSupportedError) as e:
-        _ttir(["lgamma"], ("fp32",))
-    assert "libdevice.lgamma" in str(e.value) and ".py:" in str(e.value)
-    assert all(name in SIGNATURES for name in UNSUPPORTED)
+def test_functions_only_libdevice_has_are_upstreams_ttir():
+    assert all(name in SIGNATURES for name in LIBDEVICE_ONLY)
+    assert 'symbol = "__nv_lgammaf"' in _ttir(["lgamma"], ("fp32",))
+    assert 'symbol = "__nv_jn"' in _ttir(["jn"], ("int32", "fp64"), "fp64")
 
 
 def test_wrong_dtype_says_what_it_takes():
@@ -83,6 +82,48 @@ def test_unary_functions_in_the_interpreter(interp, dtype):
         x = rng.uniform(lo, hi, 256).astype(dt)
         got = run([name], [x], dtype)[0]
         np.testing.assert_allclose(got, ref(x.astype(np.float64)), rtol=2e-6 if dtype == "fp32" else 1e-14, err_msg=name)
+
+
+def test_special_functions_in_the_interpreter(interp):
+    """The functions only NVIDIA's libdevice has on the GPU (runtime/libdevice_special.py),
+    against known values and identities (no scipy here)."""
+    x = np.array([0.5, 1.0, 2.5, 7.0, -0.5, -3.5, 30.0, 0.001], np.float64)
+    got = run(["lgamma", "tgamma", "normcdf", "erfcx"], [x], "fp64")
+    lg = [math.lgamma(v) for v in x]
+    np.testing.assert_allclose(got[0], lg, rtol=1e-14)
+    np.testing.assert_allclose(got[1], [math.gamma(v) for v in x], rtol=1e-14)
+    np.testing.assert_allclose(got[2], [0.5 * math.erfc(-v / math.sqrt(2)) for v in x], rtol=1e-14)
+    np.testing.assert_allclose(got[3][[1, 7]], [0.42758357615580705, math.exp(1e-6) * math.erfc(1e-3)], rtol=1e-13)
+    np.testing.assert_allclose(got[3][6], 1 / (30 * math.sqrt(math.pi)) * (1 - 1 / 1800), rtol=1e-6)
+    p = np.array([1e-12, 0.1, 0.3, 0.5, 0.9, 0.999999, -0.7, 0.0], np.float64)
+    inv = run(["erfinv", "erfcinv", "normcdfinv"], [p], "fp64")
+    np.testing.assert_allclose([math.erf(v) for v in inv[0]], p, rtol=1e-14, atol=1e-300)
+    ok = p > 0
+    np.testing.assert_allclose([math.erfc(v) for v in inv[1][ok]], p[ok], rtol=1e-13)
+    np.testing.assert_allclose([0.5 * math.erfc(-v / math.sqrt(2)) for v in inv[2][ok]], p[ok], rtol=1e-12)
+    edges = np.array([1.0, -1.0, 2.0, 0.0], np.float32)
+    e = run(["erfinv", "normcdfinv", "lgamma", "tgamma"], [edges], "fp32")
+    assert e[0][0] == np.inf and e[0][1] == -np.inf and np.isnan(e[0][2]) and e[0][3] == 0
+    assert e[1][0] == np.inf and np.isnan(e[1][1]) and np.isnan(e[1][2]) and e[1][3] == -np.inf
+    assert e[2][3] == np.inf and e[3][3] == np.inf  # the pole at 0 (lgamma +inf, tgamma(+0) +inf)
+    # Bessel functions of the first kind: values from Abramowitz & Stegun's tables
+    b = np.array([1.0, 2.0, 10.0, 30.0, -1.0, 0.0, 100.0, 1000.5], np.float64)
+    j = run(["j0", "j1", "cyl_bessel_i0", "cyl_bessel_i1"], [b], "fp64")
+    np.testing.assert_allclose(j[0][:4], [0.7651976865579666, 0.2238907791412357,
+                                          -0.2459357644513483, -0.0863679835810403], rtol=1e-12)
+    np.testing.assert_allclose(j[1][[0, 4, 5]], [0.4400505857449335, -0.4400505857449335, 0.0], atol=1e-15)
+    np.testing.assert_allclose(j[2][:2], [1.2660658777520082, 2.2795853023360673], rtol=1e-13)
+    np.testing.assert_allclose(j[3][[0, 4]], [0.5651591039924851, -0.5651591039924851], rtol=1e-13)
+    n = np.array([0, 2, 20, 5], np.int32)
+    jn = run(["jn"], [n, np.array([1.0, 1.0, 1.0, 100.0], np.float64)], "fp64")[0]
+    np.testing.assert_allclose(jn, [0.7651976865579666, 0.1149034849319005,
+                                    3.873503008524658e-25, -0.07419573696451459], rtol=1e-11)
+
+
+def test_the_interpreter_names_what_it_cannot_compute(interp):
+    with pytest.raises(NotSupportedError, match="__nv_y0f.*TRITIUM_LIBDEVICE") as e:
+        run(["y0"], [np.ones(16, np.float32)], "fp32")
+    assert ".py:" in str(e.value)
 
 
 def test_binary_functions_and_broadcast_scalars(interp):

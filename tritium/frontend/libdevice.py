@@ -1,23 +1,24 @@
 """`tl.extra.libdevice` / `tl.extra.cuda.libdevice`: upstream Triton's libdevice functions
 with its names, signatures and dispatch, as `tt.extern_elementwise` ops carrying the
 libdevice symbol (`__nv_tanhf`, ...). The backend implements each symbol itself
-(codegen/lower/libdevice.py); tritium does not ship NVIDIA's bitcode.
+(codegen/lower/libdevice.py), or with TRITIUM_LIBDEVICE calls NVIDIA's (tritium does not
+ship the bitcode: it links a libdevice.10.bc found on the machine).
 
     y = libdevice.tanh(x)   ->  tt.extern_elementwise %x {..., symbol = "__nv_tanhf"}
 
 Dispatch, as upstream's `extern_elementwise`: the arguments are broadcast together and the
 symbol is chosen by their dtypes (an exact match first, then float arguments promoted to
 the widest of them). fp16 / bf16 arguments are computed in fp32 and the result rounded
-back (upstream has no fp16 versions). Functions upstream has that tritium does not
-implement (`UNSUPPORTED`: Bessel functions, gamma functions, inverse error functions, ...)
-raise a located NotSupportedError naming them.
+back (upstream has no fp16 versions). The functions tritium's own math has no GPU routine
+for (`LIBDEVICE_ONLY`: Bessel functions, gamma functions, inverse error functions, ...)
+compile to the same TTIR; on the GPU they need TRITIUM_LIBDEVICE (a located
+NotSupportedError says so), the interpreter computes them (but y0, y1, yn, rcp64h).
 """
 
 from __future__ import annotations
 
 import inspect
 
-from tritium.errors import NotSupportedError
 from tritium.frontend import core
 from tritium.frontend.builtins import builtin
 from tritium.frontend.core import unwrap
@@ -116,8 +117,11 @@ for _m in ("rn", "rz", "rd", "ru"):
 
 # upstream casts these int32 results to int1
 _TO_BOOL = {"isnan", "isinf", "finitef", "isfinited"}
-# upstream names tritium does not implement (the backend has no routine for them)
-UNSUPPORTED = {
+# upstream names tritium's own math has no GPU routine for: they compile to TTIR (and run in
+# the interpreter, runtime/libdevice_special.py, but for the Bessel functions of the second
+# kind and rcp64h), and reach the GPU as calls of NVIDIA's libdevice with TRITIUM_LIBDEVICE
+# (the backend says so, located, without it)
+LIBDEVICE_ONLY = {
     "rcp64h", "j0", "j1", "y0", "y1", "jn", "yn", "cyl_bessel_i0", "cyl_bessel_i1",
     "erfinv", "erfcx", "erfcinv", "normcdfinv", "normcdf", "lgamma", "tgamma",
 }  # fmt: skip
@@ -133,13 +137,6 @@ def _make(name: str, table: dict[str, str]):
     arity = len(next(iter(sigs)))
 
     def call(args, _semantic, _generator):
-        if name in UNSUPPORTED:
-            loc = _generator.srcloc(_generator.node) if _generator is not None else None
-            raise NotSupportedError(
-                f"libdevice.{name} is not implemented by tritium (no routine for "
-                f"{', '.join(sorted(v[0] for v in sigs.values()))})",
-                loc,
-            )
         out = _semantic.extern_elementwise(name, [unwrap(a) for a in args], sigs)
         return _semantic.cast(out, core.int1) if name in _TO_BOOL else out
 
@@ -159,4 +156,4 @@ def _make(name: str, table: dict[str, str]):
 
 FUNCTIONS = {name: _make(name, table) for name, table in SIGNATURES.items()}
 globals().update(FUNCTIONS)
-__all__ = sorted(FUNCTIONS) + ["SIGNATURES", "UNSUPPORTED"]
+__all__ = sorted(FUNCTIONS) + ["LIBDEVICE_ONLY", "SIGNATURES"]

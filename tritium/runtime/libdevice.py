@@ -1,7 +1,8 @@
 """The libdevice functions (`tt.extern_elementwise` symbols) on numpy values, for the
 interpreter: the reference a kernel's GPU results are compared with.
 
-Floats are computed in float64 (numpy, or Python's `math` for erf / erfc / remainder)
+Floats are computed in float64 (numpy, or Python's `math` for erf / erfc / remainder;
+the special functions, lgamma ... Bessel's, in libdevice_special.py)
 and rounded once to the symbol's type; f64 results are numpy's. The functions with a
 rounding mode (`__nv_fadd_rz`, `__nv_double2float_rd`, `__nv_ll2float_ru`, ...) are
 computed exactly with Python fractions and rounded as asked. Integer values arrive as
@@ -14,6 +15,8 @@ import math
 from fractions import Fraction
 
 import numpy as np
+
+from tritium.runtime.libdevice_special import SPECIAL
 
 F32, F64, I32, I64 = np.float32, np.float64, np.int32, np.int64
 
@@ -384,6 +387,10 @@ def _table() -> dict:
     for name, fn in binary.items():
         t[f"__nv_{name}f"] = t[f"__nv_{name}"] = _wide(fn, 2)
     t["__nv_nextafterf"] = t["__nv_nextafter"] = np.nextafter
+    for name, fn in SPECIAL.items():  # (libdevice_special.py: no GPU routine of tritium's)
+        if name != "jn":
+            t[f"__nv_{name}f"] = t[f"__nv_{name}"] = _wide(fn)
+    t["__nv_jnf"] = t["__nv_jn"] = lambda n, x: _wide(lambda x: SPECIAL["jn"](n, x))(x)
     t["__nv_fmaf"] = t["__nv_fmaf_rn"] = _exact("fma", "rn")
     t["__nv_fma"] = t["__nv_fma_rn"] = _fma64
     t["__nv_frsqrt_rn"] = _wide(lambda x: 1.0 / np.sqrt(x))

@@ -354,7 +354,12 @@ def extern_elementwise(ctx: FunctionLowering, op: Operation) -> None:
     symbol = op.symbol.data
     emit = SYMBOLS.get(symbol)
     if emit is None:
-        raise unsupported(op, f"libdevice function {symbol} is not implemented by tritium")
+        raise unsupported(
+            op,
+            f"libdevice function {symbol} has no routine in tritium's own math: set "
+            "TRITIUM_LIBDEVICE=auto to call NVIDIA's libdevice for it, as upstream does "
+            "(it links a libdevice.10.bc found on this machine)",
+        )
     rty = llvm_type(op.result.type)
     ctx.set(op.result, ctx.zip_map([ctx.get(v) for v in op.operands], lambda *xs: emit(ctx, rty, *xs)))
 

@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from tritium.errors import NotSupportedError
+from tritium.ir.locations import op_source_loc
 from tritium.ir.types import PointerType, element_type
 from tritium.runtime.interpreter.values import (
     INT_DTYPES,
@@ -463,5 +465,16 @@ HANDLERS = {
     "math.cttz": _int_unary(_cttz),
 }
 HANDLERS |= {name: _simple(fn) for name, fn in _BINARY_F.items()}
-HANDLERS["tt.extern_elementwise"] = elementwise(lambda op: LIBDEVICE[op.symbol.data])
+def _libdevice(op):
+    fn = LIBDEVICE.get(op.symbol.data)
+    if fn is None:  # (y0, y1, yn, rcp64h: runtime/libdevice_special.py)
+        raise NotSupportedError(
+            f"the interpreter has no routine for libdevice's {op.symbol.data} (on the GPU: "
+            "TRITIUM_LIBDEVICE=auto calls NVIDIA's)",
+            op_source_loc(op),
+        )
+    return fn
+
+
+HANDLERS["tt.extern_elementwise"] = elementwise(_libdevice)
 HANDLERS |= {f"math.{name}": _simple(fn) for name, fn in _UNARY_F.items()}
