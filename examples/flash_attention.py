@@ -335,13 +335,15 @@ def relative_error(got, want):
     return float(np.linalg.norm(from_bits(got) - want) / max(np.linalg.norm(want), 1e-3))
 
 
-def check_attention(rng, heads, seq, d, causal, bf16, **blocks):
-    """Forward and backward against float64 numpy; returns the bytes the forward touched."""
+def check_attention(rng, heads, seq, d, causal, bf16, backward=None, **blocks):
+    """Forward and backward against float64 numpy; returns the bytes the forward touched.
+    `backward`: the backward's blocks and warps, if not the forward's (the causal forward
+    needs BLOCK_N to divide BLOCK_M; the backward takes BLOCK_N = 2 * BLOCK_M)."""
     make = to_bf16_bits if bf16 else (lambda x: x.astype(np.float16))
     q, k, v, do = (make(rng.standard_normal((heads, seq, d))) for _ in range(4))
     scale = 1.0 / np.sqrt(d)
     o, lse = attention_forward(q, k, v, causal, scale, **blocks)
-    dq, dk, dv = attention_backward(q, k, v, o, do, lse, causal, scale, **blocks)
+    dq, dk, dv = attention_backward(q, k, v, o, do, lse, causal, scale, **(backward or blocks))
     want = reference(*(from_bits(x) for x in (q, k, v, do)), causal, scale)
     tol = 1e-2 if bf16 else 2e-3  # inputs and outputs rounded to 8 / 11 significant bits
     for name, got, ref in zip(("o", "dq", "dk", "dv"), (o, dq, dk, dv), want):

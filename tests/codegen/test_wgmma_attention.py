@@ -282,7 +282,8 @@ def _dkdv_ptx(d, block_n, warps, causal, bf16):
 def test_backward_on_hopper(block_n, warps, d, causal, monkeypatch):
     """The backward at bench_attention.py's configurations (BLOCK_M = 64), with dK/dV on
     the register-A wgmma path: whole blocks (fp16) and masked tails (bf16, an odd length)
-    against float64 numpy."""
+    against float64 numpy. The forward that gives it o and lse runs at 64x64 / 4 warps,
+    as the benchmark's (its causal loop needs BLOCK_N to divide BLOCK_M)."""
     from tritium.runtime.driver import current_arch
 
     if current_arch() != "sm_90":
@@ -293,5 +294,5 @@ def test_backward_on_hopper(block_n, warps, d, causal, monkeypatch):
         ptx = _dkdv_ptx(d, block_n, warps, causal, bf16)
         assert "mma.sync" not in ptx and re.search(REGISTER_A.replace("f16", "bf16" if bf16 else "f16"), ptx)
         rng = np.random.default_rng(seq + d + causal)
-        fa.check_attention(rng, 2, seq, d, causal, bf16, block_m=64, block_n=block_n,
-                           num_warps=warps)  # fmt: skip
+        backward = dict(block_m=64, block_n=block_n, num_warps=warps)
+        fa.check_attention(rng, 2, seq, d, causal, bf16, backward, block_m=64, block_n=64)
