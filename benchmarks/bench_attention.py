@@ -211,8 +211,8 @@ def _bwd_case(b: Bench, d: int, causal: bool) -> dict:
         if bu.is_number(best[impl]):
             bm, bn, warps, stages = configs[cells.index(best[impl])]
             best[impl + " config"] = f"{bm}x{bn}/{warps}w/{stages}s"
-    # like with like: both pinned to mma.sync (on Hopper tritium's default puts dQ on
-    # wgmma, and upstream's both kernels: the note carries both defaults)
+    # like with like: both pinned to mma.sync (on Hopper both defaults put the backward's
+    # dots on wgmma: the note carries them)
     row["tritium"], row["upstream"] = best["tritium-mma2"], best["upstream-mma2"]
     row["note"] = (
         f"dK/dV + dQ kernels (delta precomputed); tritium and upstream: DISABLE_MMA_V3=1 "
