@@ -321,3 +321,17 @@ def test_on_gpu_64x64_tiles(seq, causal):
     lengths, fp16 and bf16, forward and backward against float64 numpy."""
     rng = np.random.default_rng(seq + causal)
     fa.check_attention(rng, 2, seq, 64, causal, seq == 45, block_m=64, block_n=64, num_warps=4)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_90a"])
+def test_dq_stages_leave_room_for_the_ds_tile(arch):
+    """dQ at D = 128, 64x128 on 8 warps: its #mma has the warps along N, so dS reaches the
+    dQ dot through a shared tile (optimize-dot-operands) beside the K / V ring. The ring's
+    stages count it (software_pipeliner `_loop_a_tile_bytes`): two stages of 64 KiB, not
+    three, so the kernel fits an H100 / H200's 227 KiB (three asked 240 KiB: OutOfResources
+    at launch)."""
+    text = compile_backward("dq", 128, 64, 8, stop="ttgir", arch=arch, block_n=128).asm["ttgir"]
+    shared = int(re.search(r"ttg.shared = (\d+)", text).group(1))
+    assert shared <= 232448, shared
+    assert "!ttg.memdesc<2x128x128xf16" in text and "!ttg.memdesc<3x128x128xf16" not in text
+    assert re.search(r"ttg.local_alloc %\w+ .*: \(tensor<64x128xf16, #mma", text)  # (dS's tile)

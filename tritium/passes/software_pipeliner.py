@@ -408,9 +408,11 @@ def _rest(plan: LoopPlan) -> None:
 
 def choose_stages(plan: LoopPlan, num_stages: int, capability: int) -> int:
     """`num_stages`, lowered until the ring of buffers fits in shared memory beside the
-    tiles that stay resident through the loop (0: not even two stages fit)."""
+    tiles that stay resident through the loop, the scratch that cannot share its bytes and
+    the tiles values computed in the loop pass through (0: not even two stages fit)."""
     per_stage = sum(memdesc_bytes(p.buffer) for p in plan.loads)
     room = smem_limit(capability) - resident_tile_bytes(plan.loop) - _apart_scratch(plan)
+    room -= _loop_a_tile_bytes(plan)
     stages = num_stages
     while stages >= 2 and stages * per_stage > room:
         stages -= 1
@@ -436,6 +438,27 @@ def resident_tile_bytes(loop: scf.ForOp) -> int:
                 continue
             total += memdesc_bytes(operand_buffer_type(cvt.src.type, dst))
     return total
+
+
+def _loop_a_tile_bytes(plan: LoopPlan) -> int:
+    """Bytes of the tiles that values computed in the loop will be staged in beside the
+    ring: a convert to a dot operand that is not the mma -> A register shortcut and not one
+    of the pipelined loads' (the dQ backward's S, dP and dS on 8 warps, whose #mma has its
+    warps along N), which optimize-dot-operands turns into a `local_alloc` the allocator
+    keeps apart from the ring (it lives while the ring does). Each is read by the dot right
+    after it: they take turns in one region (the largest)."""
+    gone = {id(c) for p in plan.loads for r in p.reads for c in r.chain}
+    largest = 0
+    for op in plan.loop.walk():
+        if not isinstance(op, ConvertLayoutOp) or id(op) in gone:
+            continue
+        src, dst = encoding_of(op.src.type), encoding_of(op.result.type)
+        if not isinstance(dst, DotOperandEncodingAttr) or not isinstance(src, NvidiaMmaEncodingAttr):
+            continue  # (loaded operands: the ring's, or resident_tile_bytes')
+        if is_mma_to_dot_shortcut(src, dst, bitwidth(op.src.type)):
+            continue
+        largest = max(largest, memdesc_bytes(operand_buffer_type(op.src.type, dst)))
+    return largest
 
 
 def _scratch(op: Operation) -> int:
