@@ -441,12 +441,12 @@ def resident_tile_bytes(loop: scf.ForOp) -> int:
 
 
 def _loop_a_tile_bytes(plan: LoopPlan) -> int:
-    """Bytes of the tiles that values computed in the loop will be staged in beside the
-    ring: a convert to a dot operand that is not the mma -> A register shortcut and not one
-    of the pipelined loads' (the dQ backward's S, dP and dS on 8 warps, whose #mma has its
-    warps along N), which optimize-dot-operands turns into a `local_alloc` the allocator
-    keeps apart from the ring (it lives while the ring does). Each is read by the dot right
-    after it: they take turns in one region (the largest)."""
+    """Bytes of the tiles that dot results computed in the loop will be staged in beside
+    the ring: an mma accumulator converted to a dot operand without the register shortcut
+    (the dQ backward's dS on 8 warps, whose #mma has its warps along N), which
+    optimize-dot-operands turns into a `local_alloc` the allocator keeps apart from the
+    ring (it lives while the ring does). Each is read by the dot right after it: they take
+    turns in one region (the largest)."""
     gone = {id(c) for p in plan.loads for r in p.reads for c in r.chain}
     largest = 0
     for op in plan.loop.walk():
