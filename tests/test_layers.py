@@ -1,6 +1,6 @@
 """The package's layering, checked on its import statements (lazy ones inside functions too).
 
-    base (errors, dtype names, config, options, gc pause)
+    base (errors, dtype names, config, options, gc pause, dataclass bytecode)
       ir
         analysis ─┬─ passes
                   └─ codegen          (passes and codegen never import each other)
@@ -29,6 +29,7 @@ LAYERS = {
         "tritium.config",
         "tritium.options",
         "tritium.gc_pause",
+        "tritium.dataclass_bytecode",
         "tritium.background",
     ],
     "ir": ["tritium.ir"],

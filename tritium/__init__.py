@@ -74,10 +74,12 @@ def __getattr__(name):
     if name in _LAZY:
         import importlib
 
+        from tritium.dataclass_bytecode import dataclass_bytecode
         from tritium.gc_pause import gc_paused
 
         module, attr = _LAZY[name]
-        with gc_paused():  # the compiler's modules: xDSL's classes, no garbage to find
+        # the compiler's modules: xDSL's classes, no garbage to find, many dataclasses
+        with gc_paused(), dataclass_bytecode():
             value = getattr(importlib.import_module(module), attr)
         globals()[name] = value  # later lookups skip __getattr__
         return value

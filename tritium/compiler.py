@@ -25,6 +25,7 @@ from dataclasses import asdict
 from tritium import config
 from tritium.background import Background, prompt_handoff
 from tritium.compiled_kernel import CompiledKernel, user_error
+from tritium.dataclass_bytecode import dataclass_bytecode
 from tritium.errors import ArgumentError, CompilationError, TritiumError
 from tritium.frontend.kernel_source import KernelSource, stable_value
 from tritium.gc_pause import gc_paused as _gc_paused
@@ -365,7 +366,7 @@ def compile_kernel(
     interpreter. `cache`: look the kernel up in the compiled-kernel cache first (not while
     dumping) and store it there. Python's cyclic garbage collector is paused meanwhile
     (`_gc_paused`)."""
-    with _gc_paused() as gc_on:
+    with _gc_paused() as gc_on, dataclass_bytecode():
         return _compile_kernel(
             source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on
         )

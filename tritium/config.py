@@ -7,6 +7,7 @@
 | `TRITIUM_DEVICE` | `0` | the CUDA device a launch whose arguments carry none uses, when torch is not in use and the thread picked none |
 | `TRITIUM_CACHE_DIR` | `$XDG_CACHE_HOME/tritium`, else `~/.cache/tritium` | where compiled kernels are cached |
 | `XDG_CACHE_HOME` | `~/.cache` | the cache's parent when `TRITIUM_CACHE_DIR` is unset |
+| `TRITIUM_DATACLASS_BYTECODE` | `1` | `0`: the methods `@dataclass` generates while the compiler loads are compiled in every process, not kept beside tritium's .pyc files (tritium/dataclass_bytecode.py) |
 | `TRITIUM_DUMP_DIR` | unset | JIT compilations write their source and the IR after every pass here (and skip the cache) |
 | `TRITIUM_PTXAS`, `TRITIUM_NVDISASM`, `TRITIUM_CUOBJDUMP` | found on `PATH` or in `/usr/local/cuda/bin` | the NVIDIA tool binary to run |
 | `TRITIUM_COMPILE_WORKERS` | one per CPU | how many processes compile an autotuning sweep's configs at once (`1`: one after another) |
@@ -52,6 +53,7 @@ __all__ = [
     "bench_points",
     "cuda_homes",
     "cache_dir",
+    "dataclass_bytecode",
     "child_environment",
     "compile_workers",
     "debug",
@@ -75,6 +77,7 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_DEVICE": "the CUDA device a launch whose arguments carry none uses, when torch is not in use and the thread picked none",
     "TRITIUM_CACHE_DIR": "the compiled-kernel cache directory",
     "XDG_CACHE_HOME": "the cache's parent directory when TRITIUM_CACHE_DIR is unset",
+    "TRITIUM_DATACLASS_BYTECODE": "0: do not keep the bytecode of dataclass methods beside tritium's .pyc files",
     "TRITIUM_DUMP_DIR": "JIT compilations dump their IR here (and skip the cache)",
     "TRITIUM_PTXAS": "the ptxas binary",
     "TRITIUM_NVDISASM": "the nvdisasm binary",
@@ -125,6 +128,12 @@ def cache_dir() -> Path:
     if xdg:
         return Path(xdg).expanduser() / "tritium"
     return Path.home() / ".cache" / "tritium"
+
+
+def dataclass_bytecode() -> bool:
+    """TRITIUM_DATACLASS_BYTECODE is not `0` (on when unset)."""
+    v = _get("TRITIUM_DATACLASS_BYTECODE")
+    return v is None or _flag(v)
 
 
 def bench_points() -> int | None:

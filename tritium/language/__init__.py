@@ -2,9 +2,11 @@
 
 import builtins as _builtins
 
+from tritium.dataclass_bytecode import dataclass_bytecode as _dataclass_bytecode
 from tritium.gc_pause import gc_paused as _gc_paused
 
-with _gc_paused():  # the frontend's modules load xDSL's and tritium's op classes: no garbage
+# the frontend's modules load xDSL's and tritium's op classes: no garbage, many dataclasses
+with _gc_paused(), _dataclass_bytecode():
     from tritium.frontend import builtins as _frontend  # noqa: F401
 
 from tritium.frontend.builtins import (  # noqa: F401
