@@ -14,7 +14,8 @@ Cells (each the best of `--repeat` fresh processes, after one untimed run that w
   Upstream runs the same source (benchmarks/upstream_kernels.py).
 * `autotune: fp16 matmul, 8 configs`: examples/matmul_autotune.py's kernel under 8 configs;
   its first call is the whole sweep (compile 8, time 8 with the default do_bench, launch).
-* `cli: tritium compile vector add`: the whole `python -m tritium compile ... -o add.ptx`.
+* `cli: tritium compile vector add`: the whole `python -m tritium compile ... -o add.ptx`
+  (with the back-end worker it forks; in turn, one in a single process: TRITIUM_CLI_WORKER=0).
 * `profile` (tritium only): seconds per import group (numpy, xDSL, llvmlite, tritium's own)
   and, per kernel, per stage of `tritium.compile` (frontend, each pass, verify, lowering,
   LLVM, ptxas) in one process.
@@ -303,30 +304,44 @@ def baseline_script(script: str, baseline: str) -> str:
 
 def cli_cell(repeat: int, tmp: Path) -> dict:
     """`python -m tritium compile` of vector add to PTX: wall and CPU seconds of the whole
-    process (best of `repeat`, after a run that writes the .pyc files: that one's seconds
-    are `cold_process_s` / `cold_cpu_s`, the compile of tritium's, xDSL's and llvmlite's
-    sources to bytecode included). The CLI has no kernel cache: every run compiles."""
+    process (the back-end worker it forks included: tritium/back_end_worker.py), best of
+    `repeat`, after a run that writes the .pyc files: that one's seconds are
+    `cold_process_s` / `cold_cpu_s`, the compile of tritium's, xDSL's and llvmlite's
+    sources to bytecode included. In turn with each timed run, one in a single process
+    (TRITIUM_CLI_WORKER=0): `alone_process_s` / `alone_cpu_s`. Medians too
+    (`median_process_s`, `median_alone_process_s`). The CLI has no kernel cache: every
+    run compiles."""
     import resource
+    import statistics
 
     env = dict(os.environ, PYTHONPYCACHEPREFIX=str(tmp / "pycache-cli"))  # (its own: cold)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("TRITIUM_CLI_WORKER", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-m", "tritium", "compile", *CLI_ARGS, "-o", str(tmp / "add.ptx")]
-    runs = []
-    for i in range(repeat + 1):
+
+    def timed(environ: dict) -> dict:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        p = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+        p = subprocess.run(cmd, env=environ, cwd=REPO, capture_output=True, text=True,
+                           timeout=300)  # fmt: skip
         wall = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if p.returncode != 0:
             raise RuntimeError(f"exit {p.returncode}: {p.stderr.strip()[-300:]}")
         cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        if i:  # the first run writes the .pyc files
-            runs.append({"process_s": wall, "cpu_s": cpu})
-        else:
-            cold = {"cold_process_s": wall, "cold_cpu_s": cpu}
-    return {k: min(r[k] for r in runs) for k in runs[0]} | cold
+        return {"process_s": wall, "cpu_s": cpu}
+
+    cold = timed(env)
+    runs, alone = [], []
+    for _ in range(repeat):
+        runs.append(timed(env))
+        alone.append(timed({**env, "TRITIUM_CLI_WORKER": "0"}))
+    out = {k: min(r[k] for r in runs) for k in runs[0]}
+    out |= {f"alone_{k}": min(r[k] for r in alone) for k in alone[0]}
+    out["median_process_s"] = statistics.median(r["process_s"] for r in runs)
+    out["median_alone_process_s"] = statistics.median(r["process_s"] for r in alone)
+    return out | {"cold_process_s": cold["process_s"], "cold_cpu_s": cold["cpu_s"]}
 
 
 def main(argv=None) -> int:
@@ -410,6 +425,11 @@ def markdown(results: dict) -> str:
             if base.get("compile_s") is not None:
                 extra += f" (compile {base['compile_s']:.3f})"
             extra += ")"
+        alone = row.get("tritium", {}).get("alone_process_s")
+        if alone is not None:
+            extra += (f" (median {row['tritium']['median_process_s']:.3f}; in one process,"
+                      f" without its worker: {alone:.3f} [cpu {row['tritium']['alone_cpu_s']:.3f}],"
+                      f" median {row['tritium']['median_alone_process_s']:.3f})")  # fmt: skip
         cold = row.get("tritium", {}).get("cold_process_s")
         if cold is not None:
             extra += f" (without .pyc files: {cold:.3f} [cpu {row['tritium']['cold_cpu_s']:.3f}])"

@@ -47,7 +47,28 @@ def _env(tmp_path) -> dict:
             "PYTHONPATH": str(ROOT) + (os.pathsep + path if path else "")}  # fmt: skip
 
 
+def _forbidden(loaded: list) -> list:
+    return [m for m in loaded if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+
+
 def test_the_compile_path_imports_no_launch_path_and_no_rare_lowering(tmp_path):
+    # in one process (TRITIUM_CLI_WORKER=0): the whole compiler's imports
+    out = tmp_path / "add.ptx"
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, *ARGS, "-o", str(out)],
+                          capture_output=True, text=True, timeout=300,
+                          env={**_env(tmp_path), "TRITIUM_CLI_WORKER": "0"})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert result["code"] == 0 and ".entry add_kernel" in out.read_text()
+    loaded = result["modules"]
+    assert not _forbidden(loaded), f"tritium compile imported {_forbidden(loaded)}"
+    # what it needs is there: the check above is not vacuous
+    assert "tritium.codegen.lower.memory" in loaded and "llvmlite.binding" in loaded
+
+
+def test_with_its_worker_the_command_loads_the_front_half_and_the_worker_the_back(tmp_path):
+    # tritium/back_end_worker.py: the command's own process imports the kernel's file and
+    # the frontend, the worker it forked the passes, the lowering and llvmlite
     out = tmp_path / "add.ptx"
     proc = subprocess.run([sys.executable, "-c", SCRIPT, *ARGS, "-o", str(out)],
                           capture_output=True, text=True, timeout=300, env=_env(tmp_path))  # fmt: skip
@@ -55,17 +76,31 @@ def test_the_compile_path_imports_no_launch_path_and_no_rare_lowering(tmp_path):
     result = json.loads(proc.stdout.splitlines()[-1])
     assert result["code"] == 0 and ".entry add_kernel" in out.read_text()
     loaded = result["modules"]
-    bad = [m for m in loaded if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
-    assert not bad, f"tritium compile imported {bad}"
-    # what it needs is there: the check above is not vacuous
-    assert "tritium.codegen.lower.memory" in loaded and "llvmlite.binding" in loaded
+    assert "tritium.frontend.codegen" in loaded and not _forbidden(loaded)
+    back = [m for m in loaded if m.startswith(("llvmlite", "tritium.codegen.lower",
+                                                "tritium.passes"))]  # fmt: skip
+    assert not back, f"the command's process imported {back}"
+    load = ("import json, sys; from tritium.back_end_worker import load; "
+            "load(sys.argv[1], sys.argv[2]); print(json.dumps(sorted(sys.modules)))")  # fmt: skip
+    for stop, lowers in (("ptx", True), ("ttgir", False)):
+        worker = subprocess.run([sys.executable, "-c", load, "sm_89", stop], capture_output=True,
+                                text=True, timeout=300, env=_env(tmp_path))  # fmt: skip
+        assert worker.returncode == 0, worker.stderr
+        loaded = json.loads(worker.stdout.splitlines()[-1])
+        assert not _forbidden(loaded), f"the worker imported {_forbidden(loaded)}"
+        assert "tritium.passes.remove_layout_conversions" in loaded
+        assert ("tritium.codegen.lower.memory" in loaded) == lowers
+        assert ("llvmlite.binding" in loaded) == lowers
+        # nor the frontend's (the kernel's file, numpy, the builtins: the command's)
+        assert "numpy" not in loaded and "tritium.frontend.builtins" not in loaded
 
 
 def test_a_compile_that_stops_before_llvm_ir_loads_neither_llvmlite_nor_the_lowerings(tmp_path):
-    for emit in ("ttir", "ttgir"):
+    for emit in ("ttir", "ttgir"):  # (in one process; the worker's: the test above)
         out = tmp_path / f"add.{emit}"
         proc = subprocess.run([sys.executable, "-c", SCRIPT, *ARGS, "-o", str(out)],
-                              capture_output=True, text=True, timeout=300, env=_env(tmp_path))  # fmt: skip
+                              capture_output=True, text=True, timeout=300,
+                              env={**_env(tmp_path), "TRITIUM_CLI_WORKER": "0"})  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         loaded = json.loads(proc.stdout.splitlines()[-1])["modules"]
         assert "tt.store" in out.read_text()

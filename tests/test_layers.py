@@ -43,6 +43,7 @@ LAYERS = {
     "top": [
         "tritium",
         "tritium.cli",
+        "tritium.back_end_worker",
         "tritium.__main__",
         "tritium.aot",
         "tritium.testing",

@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 import tritium
+import tritium.compiler
 from tritium.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -103,7 +104,7 @@ def test_internal_errors_exit_1_without_a_traceback(capsys, monkeypatch):
     def broken(*a, **k):
         raise RuntimeError("an invariant broke")
 
-    monkeypatch.setattr(tritium, "compile", broken)
+    monkeypatch.setattr(tritium.compiler, "compile_kernel", broken)
     code, _, err = run(capsys, "compile", ADD, "-s", SIG, "-c", "BLOCK_SIZE=64")
     assert code == 1
     assert "tritium: internal error: RuntimeError: an invariant broke" in err
@@ -127,7 +128,7 @@ def test_unsupported_features_exit_1(capsys, monkeypatch, tmp_path):
     def unsupported(*a, **k):  # a bare NotImplementedError from deeper down
         raise NotImplementedError("tt.foo: no GPU lowering for this op yet")
 
-    monkeypatch.setattr(tritium, "compile", unsupported)
+    monkeypatch.setattr(tritium.compiler, "compile_kernel", unsupported)
     code, _, err = run(capsys, "compile", ADD, "-s", SIG, "-c", "BLOCK_SIZE=64")
     assert code == 1 and "tritium: error: not supported yet: tt.foo" in err
 

@@ -350,7 +350,7 @@ def _interrupt_once(monkeypatch, obj, name: str) -> list:
     return hits
 
 
-@pytest.mark.parametrize("where", ["make_ttir", "lower"])
+@pytest.mark.parametrize("where", ["frontend_ttir", "lower"])
 def test_keyboard_interrupt_while_compiling_keeps_nothing(cache_dir, monkeypatch, reference, where):
     hits = _interrupt_once(monkeypatch, C, where)
     with pytest.raises(KeyboardInterrupt):
@@ -386,7 +386,7 @@ def test_keyboard_interrupt_while_storing_keeps_no_partial_entry(cache_dir, monk
 def test_keyboard_interrupt_during_a_launch_s_compile_leaves_no_runner(monkeypatch):
     """In the interpreter: the interrupted specialisation is not remembered half-made."""
     scale_kernel.runners.clear()
-    hits = _interrupt_once(monkeypatch, C, "make_ttir")
+    hits = _interrupt_once(monkeypatch, C, "frontend_ttir")
     with pytest.raises(KeyboardInterrupt):
         _interpret(X)
     assert hits == [1] and not scale_kernel.runners

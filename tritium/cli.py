@@ -227,36 +227,66 @@ def _load_kernel(source: str):
     return next(iter(kernels.values()))
 
 
+def _emit(args) -> str:
+    """The stage to output: --emit, else -o's extension, else ptx."""
+    if args.emit is not None:
+        return args.emit
+    return EXT_STAGE.get(pathlib.Path(args.output).suffix, "ptx") if args.output else "ptx"
+
+
+def _stage(args) -> str:
+    """The stage to compile to: the one output, the PTX for --meta / --c-header (the
+    artifacts describe the PTX)."""
+    emit = _emit(args)
+    if (args.meta or args.c_header) and emit in ("ttir", "ttgir", "llir"):
+        return "ptx"
+    return emit
+
+
 def cmd_compile(args) -> int:
-    import tritium
+    back_end = None
+    if args.source.partition(":")[0].endswith(".py"):
+        from tritium.back_end_worker import BackEnd
+
+        # the back half of the compiler loads in a forked worker meanwhile: importing the
+        # kernel's file and the frontend is this process's (back_end_worker.py)
+        back_end = BackEnd.start(args.arch, _stage(args))
+    try:
+        return _compile(args, back_end)
+    finally:
+        if back_end is not None:
+            back_end.close()
+
+
+def _compile(args, back_end) -> int:
+    from tritium import compiler
     from tritium.options import Options
 
     fn = _load_kernel(args.source)
     constexprs = dict(_parse_constexpr(c) for c in args.constexpr)
-    emit = args.emit
-    if emit is None:
-        emit = EXT_STAGE.get(pathlib.Path(args.output).suffix, "ptx") if args.output else "ptx"
+    emit = _emit(args)
     timings: dict | None = {} if args.time_passes else None
     if isinstance(fn, str):
         if args.signature or constexprs:
             raise UsageError(
                 "--signature and --constexpr apply to Python kernels, not to .ttir input"
             )
-    stop = emit
-    if (args.meta or args.c_header) and emit in ("ttir", "ttgir", "llir"):
-        stop = "ptx"  # the artifacts describe the PTX
+    stop = _stage(args)
     options = Options(
         num_warps=args.num_warps, num_stages=args.num_stages, arch=args.arch, debug=args.debug
     )
-    kernel = tritium.compile(
-        fn,
-        signature=args.signature if not isinstance(fn, str) else None,
-        constexprs=constexprs,
-        options=options,
-        dump_dir=args.dump_dir,
-        timings=timings,
-        stop=stop,
-    )
+    if isinstance(fn, str):  # a .ttir file
+        kernel = compiler.compile(
+            fn, options=options, dump_dir=args.dump_dir, timings=timings, stop=stop
+        )
+    else:
+        from tritium.frontend.signature import parse_signature
+
+        spec = parse_signature(fn, args.signature, constexprs)
+        kernel = compiler.compile_kernel(
+            fn, spec, options, dump_dir=args.dump_dir, timings=timings, stop=stop,
+            back_end=back_end,
+        )  # fmt: skip
     if emit not in kernel.asm:
         print(
             f"tritium: error: cannot produce {emit}: {'ptxas' if emit == 'cubin' else 'nvdisasm or cuobjdump'} is not installed",

@@ -104,19 +104,28 @@ def load_stages() -> None:
     import tritium.runtime.cache  # noqa: F401
 
 
+def frontend_ttir(
+    source: KernelSource, spec, options: Options, dumper: Dumper, timings: dict | None
+):  # fmt: skip
+    """The frontend's TTIR (before the TTIR passes) and the kernels it depends on."""
+    from tritium.frontend.ttir import ast_to_ttir
+
+    dumper.write("source", source.src, "py")
+    with _timed(timings, "frontend"):
+        module, deps = ast_to_ttir(source, spec, debug=options.debug)
+    dumper.module("ttir-frontend", module)
+    return module, deps
+
+
 def make_ttir(
     source: KernelSource, spec, options: Options, dumper: Dumper, timings: dict | None,
     verify=None,
 ):  # fmt: skip
     """The frontend's TTIR, through the TTIR passes (verified as `verify`: the pipeline's
     `verify` argument; None: as verify_mode() says)."""
-    from tritium.frontend.ttir import ast_to_ttir
     from tritium.passes.pipeline import run_ttir_passes
 
-    dumper.write("source", source.src, "py")
-    with _timed(timings, "frontend"):
-        module, deps = ast_to_ttir(source, spec, debug=options.debug)
-    dumper.module("ttir-frontend", module)
+    module, deps = frontend_ttir(source, spec, options, dumper, timings)
     verify = verify_mode() if verify is None else verify
     run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=verify)
     return module, deps
@@ -360,21 +369,24 @@ def compile_kernel(
     dump_dir: str | os.PathLike | None = None,
     timings: dict | None = None,
     stop: str = "sass",
+    back_end=None,
 ) -> CompiledKernel:
     """Compile `source` (a KernelSource with its KernelSpec, or a .ttir file's path with
     spec None) through stage `stop`. `interpret`: stop at TTIR and keep the module for the
     interpreter. `cache`: look the kernel up in the compiled-kernel cache first (not while
-    dumping) and store it there. Python's cyclic garbage collector is paused meanwhile
+    dumping) and store it there. `back_end`: a back_end_worker.BackEnd, a process that
+    compiles the frontend's TTIR on from there (`tritium compile`; where it fails, the rest
+    is compiled here, as without it). Python's cyclic garbage collector is paused meanwhile
     (`_gc_paused`)."""
     with _gc_paused() as gc_on, dataclass_bytecode():
         return _compile_kernel(
-            source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on
+            source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on, back_end
         )
 
 
-def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on):
-    from tritium.analysis.pointer_writes import written_params
-    from tritium.passes.pipeline import run_ttir_passes, verify_at_end
+def _compile_kernel(
+    source, spec, options, interpret, cache, dump_dir, timings, stop, gc_on, back_end=None
+):  # fmt: skip
     from tritium.runtime import cache as kernel_cache
 
     if stop not in STAGES:
@@ -388,12 +400,6 @@ def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, 
 
         libdevice = resolve_libdevice()  # TRITIUM_LIBDEVICE
     key = cache_key(source, spec, options, libdevice) if cache and not interpret else None
-    # Through the GPU passes, the TTIR's end-of-pipeline check, its text and its written
-    # parameters are made from a copy while LLVM works (lower); any error on the way gives
-    # way to the TTIR verifier's
-    later = not interpret and stop != "ttir"
-    verify = verify_mode()
-    ttir_verify = False if stop in ("ptx", "cubin", "sass") and verify == "end" else verify
     if isinstance(source, KernelSource):
         name, runtime = source.__name__, list(spec.types)
         hit = None if dumper.dir else kernel_cache.load_kernel(key)
@@ -401,10 +407,40 @@ def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, 
             metadata = KernelMetadata.from_dict(hit["metadata"])
             warn_spills(source, metadata)
             return CompiledKernel(name, hit["asm"], metadata, runtime)
-        module, _ = make_ttir(source, spec, options, dumper, timings, ttir_verify)
+        module, _ = frontend_ttir(source, spec, options, dumper, timings)
+        kernel = None
+        if back_end is not None and not interpret:
+            kernel = back_end.compile(module, name, runtime, spec, options, dumper, timings, stop)
+        if kernel is None:
+            kernel = compile_ttir(module, name, runtime, spec, options, dumper, timings, stop,
+                                  libdevice, interpret, gc_on)  # fmt: skip
     else:
         module, name, runtime = _load_ttir_file(pathlib.Path(source), dumper)
-        run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=ttir_verify)
+        kernel = compile_ttir(module, name, runtime, spec, options, dumper, timings, stop,
+                              libdevice, interpret, gc_on)  # fmt: skip
+    if key is not None:
+        kernel_cache.store_kernel(key, kernel.asm, kernel.metadata.to_dict())
+    warn_spills(source, kernel.metadata)
+    return kernel
+
+
+def compile_ttir(
+    module, name: str, runtime: list, spec, options: Options, dumper: Dumper,
+    timings: dict | None, stop: str, libdevice: str | None, interpret: bool = False,
+    gc_on: bool = False,
+) -> CompiledKernel:  # fmt: skip
+    """The frontend's TTIR `module` (or a .ttir file's) through the TTIR passes and on to
+    stage `stop`: the CompiledKernel of the kernel `name` with `runtime` parameters."""
+    from tritium.analysis.pointer_writes import written_params
+    from tritium.passes.pipeline import run_ttir_passes, verify_at_end
+
+    # Through the GPU passes, the TTIR's end-of-pipeline check, its text and its written
+    # parameters are made from a copy while LLVM works (lower); any error on the way gives
+    # way to the TTIR verifier's
+    later = not interpret and stop != "ttir"
+    verify = verify_mode()
+    ttir_verify = False if stop in ("ptx", "cubin", "sass") and verify == "end" else verify
+    run_ttir_passes(module, options, dump=dumper.module, timings=timings, verify=ttir_verify)
     facts = None
     if not later:
         asm = {"ttir": print_ir(module, locations=True)}
@@ -431,11 +467,7 @@ def _compile_kernel(source, spec, options, interpret, cache, dump_dir, timings, 
             raise
         asm, writes = {"ttir": made["ttir"], **lowered}, made["writes"]
     metadata = make_metadata(name, options, facts, spec, module, writes)
-    kernel = CompiledKernel(name, asm, metadata, runtime)
-    if key is not None:
-        kernel_cache.store_kernel(key, kernel.asm, kernel.metadata.to_dict())
-    warn_spills(source, kernel.metadata)
-    return kernel
+    return CompiledKernel(name, asm, metadata, runtime)
 
 
 def compile_jit(

@@ -8,6 +8,7 @@
 | `TRITIUM_CACHE_DIR` | `$XDG_CACHE_HOME/tritium`, else `~/.cache/tritium` | where compiled kernels are cached |
 | `XDG_CACHE_HOME` | `~/.cache` | the cache's parent when `TRITIUM_CACHE_DIR` is unset |
 | `TRITIUM_DATACLASS_BYTECODE` | `1` | `0`: the methods `@dataclass` generates while the compiler loads are compiled in every process, not kept beside tritium's .pyc files (tritium/dataclass_bytecode.py) |
+| `TRITIUM_CLI_WORKER` | `1` | `0`: `tritium compile` compiles in its own process only, without the worker it forks at start to load the compiler's back half beside the kernel's file and frontend (tritium/back_end_worker.py) |
 | `TRITIUM_DUMP_DIR` | unset | JIT compilations write their source and the IR after every pass here (and skip the cache) |
 | `TRITIUM_PTXAS`, `TRITIUM_NVDISASM`, `TRITIUM_CUOBJDUMP` | found on `PATH` or in `/usr/local/cuda/bin` | the NVIDIA tool binary to run |
 | `TRITIUM_COMPILE_WORKERS` | one per CPU | how many processes compile an autotuning sweep's configs at once (`1`: one after another) |
@@ -55,6 +56,7 @@ __all__ = [
     "cache_dir",
     "dataclass_bytecode",
     "child_environment",
+    "cli_worker",
     "compile_workers",
     "debug",
     "device",
@@ -78,6 +80,7 @@ VARIABLES: dict[str, str] = {
     "TRITIUM_CACHE_DIR": "the compiled-kernel cache directory",
     "XDG_CACHE_HOME": "the cache's parent directory when TRITIUM_CACHE_DIR is unset",
     "TRITIUM_DATACLASS_BYTECODE": "0: do not keep the bytecode of dataclass methods beside tritium's .pyc files",
+    "TRITIUM_CLI_WORKER": "0: tritium compile forks no worker for the compiler's back half",
     "TRITIUM_DUMP_DIR": "JIT compilations dump their IR here (and skip the cache)",
     "TRITIUM_PTXAS": "the ptxas binary",
     "TRITIUM_NVDISASM": "the nvdisasm binary",
@@ -133,6 +136,12 @@ def cache_dir() -> Path:
 def dataclass_bytecode() -> bool:
     """TRITIUM_DATACLASS_BYTECODE is not `0` (on when unset)."""
     v = _get("TRITIUM_DATACLASS_BYTECODE")
+    return v is None or _flag(v)
+
+
+def cli_worker() -> bool:
+    """TRITIUM_CLI_WORKER is not `0` (on when unset)."""
+    v = _get("TRITIUM_CLI_WORKER")
     return v is None or _flag(v)
 
 

@@ -11,11 +11,11 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import PyRDLOpDefinitionError
 
 from tritium.ir import lazy_formats, tt
-from tritium.ir.context import _dialects
+from tritium.ir.context import every_dialect
 
 
 def _formatted_ops():
-    for dialect in _dialects():
+    for dialect in every_dialect():
         for op in dialect.operations:
             if issubclass(op, IRDLOperation) and op.get_irdl_definition().assembly_format:
                 yield op

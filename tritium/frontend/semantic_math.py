@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from xdsl.dialects import math as xmath
-
 from tritium.frontend import core
 from tritium.frontend.core import tensor
 from tritium.frontend.semantic_errors import SemanticError
 from tritium.ir import tt
+
+
+def _xmath():
+    """xDSL's `math` dialect, loaded by the first kernel that calls a math function."""
+    from xdsl.dialects import math
+
+    return math
 
 
 class MathOps:
@@ -18,6 +23,7 @@ class MathOps:
         x = self.to_tensor(x)
         if x.dtype.name not in allowed:
             raise SemanticError(f"tl.{name} expects one of {list(allowed)}, got {x.dtype}")
+        xmath = _xmath()
         ops = {
             "exp": xmath.ExpOp,
             "exp2": xmath.Exp2Op,
@@ -39,9 +45,9 @@ class MathOps:
     def abs(self, x) -> tensor:
         x = self.to_tensor(x)
         if x.dtype.is_floating():
-            return tensor(self.b.result(xmath.AbsFOp(x.handle)), x.type)
+            return tensor(self.b.result(_xmath().AbsFOp(x.handle)), x.type)
         if x.dtype.is_int_signed():
-            return tensor(self.b.result(xmath.AbsIOp(x.handle)), x.type)
+            return tensor(self.b.result(_xmath().AbsIOp(x.handle)), x.type)
         if x.dtype.is_int():
             return x
         raise SemanticError(f"tl.abs does not take {x.dtype}")
@@ -52,7 +58,7 @@ class MathOps:
         x, y = self.binary_operands(x, y)
         if not x.dtype.is_floating():
             raise SemanticError("tl.fma needs floating-point operands")
-        return tensor(self.b.result(xmath.FmaOp(x.handle, y.handle, z.handle)), x.type)
+        return tensor(self.b.result(_xmath().FmaOp(x.handle, y.handle, z.handle)), x.type)
 
     def extern_elementwise(self, name: str, args: list, sigs: dict) -> tensor:
         """`tt.extern_elementwise` for the libdevice function `name`; `sigs` maps argument

@@ -1,11 +1,12 @@
-"""One xDSL `Context` with every dialect tritium reads or writes loaded."""
+"""One xDSL `Context` with every dialect tritium reads or writes loaded (`math`, which a
+compile that has no math op never needs, registered: loaded when first looked up)."""
 
 from __future__ import annotations
 
 from functools import cache
 
 from xdsl.context import Context
-from xdsl.dialects import builtin, cf, math, scf
+from xdsl.dialects import builtin, cf, scf
 
 
 @cache
@@ -18,7 +19,7 @@ def _dialects():
     from tritium.ir.ttg import TTG
     from tritium.ir.ttng import TTNG
 
-    return [builtin.Builtin, Arith, math.Math, scf.Scf, cf.Cf, TT, TTG, TTNG, GPU, LLVM]
+    return [builtin.Builtin, Arith, scf.Scf, cf.Cf, TT, TTG, TTNG, GPU, LLVM]
 
 
 def make_context() -> Context:
@@ -26,4 +27,16 @@ def make_context() -> Context:
     ctx = Context(allow_unregistered=False)
     for d in _dialects():
         ctx.load_dialect(d)
+    ctx.register_dialect("math", _math)
     return ctx
+
+
+def _math():
+    from xdsl.dialects.math import Math
+
+    return Math
+
+
+def every_dialect() -> list:
+    """Every dialect a context reads, the registered ones loaded."""
+    return [*_dialects(), _math()]

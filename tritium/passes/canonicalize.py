@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import operator
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -107,11 +106,11 @@ def _int_fold(name: str, a: int, b: int, width: int) -> int | None:
     return None
 
 
-_FLOAT_OPS = {
-    "arith.addf": np.add,
-    "arith.subf": np.subtract,
-    "arith.mulf": np.multiply,
-    "arith.divf": np.divide,
+_FLOAT_OPS = {  # numpy's ufuncs by name: numpy loads when a compile first folds a float
+    "arith.addf": "add",
+    "arith.subf": "subtract",
+    "arith.mulf": "multiply",
+    "arith.divf": "divide",
 }
 
 
@@ -132,9 +131,11 @@ class FoldConstantBinary(RewritePattern):
             if r is not None:
                 replace_with(rewriter, op, make_constant(wrap_int(r, width), rtype))
         elif op.name in _FLOAT_OPS and is_exact_float_type(elem):
+            import numpy as np
+
             dt = np.float32 if elem.bitwidth == 32 else np.float64
             with np.errstate(all="ignore"):
-                r = _FLOAT_OPS[op.name](dt(a), dt(b))
+                r = getattr(np, _FLOAT_OPS[op.name])(dt(a), dt(b))
             replace_with(rewriter, op, make_constant(float(r), rtype))
 
 
