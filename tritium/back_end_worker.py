@@ -75,6 +75,12 @@ class BackEnd:
             or "tritium.passes.pipeline" in sys.modules
         ):
             return None
+        # what both halves need (xDSL, tritium's dialects, the compiler's module) loads
+        # here, once, before the fork; the worker then loads the back half while this
+        # process loads numpy, the frontend and the kernel's file
+        import tritium.compiler  # noqa: F401
+        import tritium.ir.portable  # noqa: F401
+
         _reap()
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
