@@ -1,9 +1,10 @@
 """`tritium compile`'s back half in a process forked at start, loading beside the front half.
 
-    back_end = BackEnd.start("sm_89")     # fork: the worker imports the passes, the
-                                          # lowering and llvmlite, and waits
+    back_end = BackEnd.start("sm_89")     # xDSL and the dialects loaded, then fork: the
+                                          # worker imports the passes, the lowering and
+                                          # llvmlite, and waits
     ...                                   # here: import the kernel's file (numpy,
-                                          # tritium.language, xDSL), run the frontend
+                                          # tritium.language), run the frontend
     kernel = back_end.compile(module, ...)  # the frontend's TTIR to the worker: TTIR and
                                           # TTGIR passes, LLVM IR, PTX, ... back here
 
@@ -11,25 +12,26 @@ A fresh `tritium compile` spends most of its time importing: the kernel's file (
 `tritium.language`, which loads xDSL and the frontend) and the back half of the compiler
 (the TTIR and TTGIR passes, the analyses, the lowering, llvmlite and LLVM's NVPTX target).
 Those are Python imports, one core each, and the first half needs none of the second; so,
-where the platform forks (Linux), the CLI forks this worker before it imports the kernel's
-file. The worker imports the back half (its own xDSL too) and makes LLVM's target machine
-while this process imports the front half and runs the frontend; then it receives the
-frontend's TTIR (`ir.portable`: the module as flat data, pickled: ~1 ms, where printing
+where the platform forks (Linux), the CLI loads what both need (xDSL, tritium's dialects,
+the compiler's module) and forks this worker before it imports the kernel's file. The
+worker imports the back half and makes LLVM's target machine while this process imports
+the front half (numpy, the frontend, the kernel's file) and runs the frontend; then it
+receives the frontend's TTIR (`ir.portable`: the module as flat data, pickled: ~1 ms, where printing
 and parsing the text cost ~20 ms), compiles it on through `compiler.compile_ttir`
 exactly as this process would have (tests/test_back_end_worker.py compares every stage's
 text and the metadata of every example's kernel and of random kernels of every feature),
 and sends back the CompiledKernel (texts and metadata, which pickle), its stages' times
-(`--time-passes`) and the count of dump files written (`--dump-dir`). On an H200 machine
-the vector add's `tritium compile` went from a median of 0.333 s to 0.277 s
-(docs/performance.md).
+(`--time-passes`) and the count of dump files written (`--dump-dir`). On the H200
+machine, 30 interleaved rounds of the vector add's `tritium compile`: median 0.353 s with
+the worker, 0.381 s without it (best 0.257 / 0.302 s; docs/performance.md).
 
 A compilation that fails in the worker, or a worker that dies, gives None: the caller
 compiles on in its own process, which reports any error as it always did (the compiler is
 deterministic: the same error, at the cost of importing the back half then). The worker's
 warnings are dropped; the caller re-issues the one a compile gives (register spills,
 `compiler.warn_spills`), as compile_pool.py's workers do. The worker ends when its one
-compilation is answered, or when this process closes its end (it failed before its compile,
-or ended): `close` kills and reaps it.
+compilation is answered, or when this process closes its end (it failed before its
+compile, or ended): `close` kills it (and reaps it when it is gone).
 
 Only a process that has not loaded the back half yet forks one (`tritium compile` in its
 own process, not a caller that has the compiler loaded already), only where it is the one
