@@ -303,8 +303,10 @@ def baseline_script(script: str, baseline: str) -> str:
 
 
 def cli_cell(repeat: int, tmp: Path) -> dict:
-    """`python -m tritium compile` of vector add to PTX: wall and CPU seconds of the whole
-    process (the back-end worker it forks included: tritium/back_end_worker.py), best of
+    """`python -m tritium compile` of vector add to PTX: wall seconds of the whole process
+    (the back-end worker it forks, tritium/back_end_worker.py, working beside it) and CPU
+    seconds of the command's own process (not its worker's: the command kills it, once it
+    answered, without waiting to reap it, so its CPU time reaches no rusage), best of
     `repeat`, after a run that writes the .pyc files: that one's seconds are
     `cold_process_s` / `cold_cpu_s`, the compile of tritium's, xDSL's and llvmlite's
     sources to bytecode included. In turn with each timed run, one in a single process
@@ -413,7 +415,8 @@ def markdown(results: dict) -> str:
             extra = f" (serially {row['tritium, serial'][key]:.3f})"
         cpu = row.get("tritium", {}).get("cpu_s" if cell == CLI_CELL else "first_call_cpu_s")
         if cpu is not None:
-            extra += f" [cpu {cpu:.3f}]"
+            mine = ", its worker's not counted" if "alone_process_s" in row.get("tritium", {}) else ""
+            extra += f" [cpu {cpu:.3f}{mine}]"
         compile_s = row.get("tritium", {}).get("compile_s")
         if compile_s is not None:
             extra += f" (compile {compile_s:.3f})"
