@@ -179,3 +179,35 @@ def test_exec_keeps_the_builtin_semantics_for_what_it_does_not_cache(fresh):
         seen = {"x": 5}
         db._exec("seen['r'] = seen['x'] * 2")  # no namespaces: the caller's, as the builtin's
     assert ns["y"] == 42 and ns["z"] == 43 and seen["r"] == 10
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the CLI's worker forks on Linux")
+def test_tritium_compile_and_its_worker_each_keep_their_methods(tmp_path):
+    # the command and the back-end worker it forks load different modules; the worker's
+    # blocks nest in the command's (forked inside one), so it writes its additions itself
+    # (flush), and each write keeps what the other wrote: after one run with the worker, a
+    # run in one process (TRITIUM_CLI_WORKER=0), which loads both halves, compiles nothing
+    script = (
+        "import json, sys\n"
+        "import tritium.dataclass_bytecode as db\n"
+        "calls = []\n"
+        "db.compile = lambda *a, **k: calls.append(1) or compile(*a, **k)\n"
+        "from tritium.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(json.dumps({'code': code, 'compiled': len(calls)}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE",
+                                                           "TRITIUM_DATACLASS_BYTECODE")}  # fmt: skip
+    env |= {"PYTHONPYCACHEPREFIX": str(tmp_path / "pyc"),
+            "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")}  # fmt: skip
+    args = ["compile", f"{ROOT / 'examples' / 'vector_add.py'}:add_kernel", "-s",
+            "*fp32:16,*fp32:16,*fp32:16,i32", "-c", "BLOCK_SIZE=1024", "-o", str(tmp_path / "a.ptx")]  # fmt: skip
+
+    def run(worker: str) -> dict:
+        p = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
+                           env={**env, "TRITIUM_CLI_WORKER": worker}, timeout=300)  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout.splitlines()[-1])
+
+    assert run("1")["compiled"] > 300
+    assert run("0") == {"code": 0, "compiled": 0}

@@ -202,18 +202,20 @@ def _serve(request_fd: int, reply_fd: int, arch: str, stop: str) -> None:
     import pickle
     import warnings
 
-    from tritium.dataclass_bytecode import dataclass_bytecode
+    from tritium.dataclass_bytecode import dataclass_bytecode, flush
     from tritium.gc_pause import gc_paused
 
     warnings.simplefilter("ignore")  # (the caller re-issues a compile's warning)
     with gc_paused(), dataclass_bytecode():
         load(arch, stop)
+        flush()  # (forked inside the caller's block: this one never closes the last)
         with os.fdopen(request_fd, "rb") as requests:
             try:
                 request = pickle.load(requests)
             except EOFError:  # the caller ended, or needed no compile
                 return
         reply = _compile(*request)
+        flush()  # (what the compile itself defined: only ever a first run's)
     with os.fdopen(reply_fd, "wb") as replies:
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
 

@@ -74,6 +74,12 @@ def _save() -> None:
     if sys.dont_write_bytecode:  # PYTHONDONTWRITEBYTECODE / -B: no .pyc files, nor this
         return
     path = _path()
+    # what another process wrote meanwhile stays (`tritium compile` and its back-end worker
+    # load different modules, and each writes its own additions)
+    for text, code in _load().items():
+        if len(_codes) >= _MAX_ENTRIES:
+            break
+        _codes.setdefault(text, code)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
@@ -116,6 +122,16 @@ def _enabled() -> bool:
     from tritium import config
 
     return config.dataclass_bytecode()
+
+
+def flush() -> None:
+    """Write the cache back now if it gained entries: for a process forked inside a block
+    (tritium/back_end_worker.py), whose own blocks nest in it and so never close the last."""
+    global _added
+    with _lock:
+        if _added and _codes is not None:
+            _save()
+            _added = 0
 
 
 @contextlib.contextmanager
