@@ -124,8 +124,8 @@ class BackEnd:
             self._requests.write(data)
             self._requests.close()
             reply = pickle.load(self._replies)
-        except (OSError, EOFError, pickle.PickleError, AttributeError, TypeError):
-            reply = None  # (a worker that died mid-way, an unpicklable constant, ...)
+        except Exception:  # noqa: BLE001 - a worker that died mid-way, an unpicklable
+            reply = None  # constant, ...: this process compiles on, and reports any error
         finally:
             self.close()
         if not reply:
