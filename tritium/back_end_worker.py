@@ -61,10 +61,10 @@ class BackEnd:
     @classmethod
     def start(cls, arch: str, stop: str = "ptx") -> BackEnd | None:
         """Fork the worker for a compile to stage `stop` (its LLVM target machine made for
-        `arch` when it goes past the TTGIR), or None where this
-        process should compile alone: no fork on this platform, TRITIUM_CLI_WORKER=0,
-        several threads (a fork copies none of them and may copy a lock one holds), or
-        the back half already loaded (then a worker saves nothing)."""
+        `arch` when it goes past the TTGIR), or None where this process should compile
+        alone: no fork on this platform, TRITIUM_CLI_WORKER=0, several threads (a fork
+        copies none of them and may copy a lock one holds), or the back half already
+        loaded (then a worker saves nothing)."""
         import threading
 
         from tritium import config
@@ -83,6 +83,8 @@ class BackEnd:
         import tritium.compiler  # noqa: F401
         import tritium.ir.portable  # noqa: F401
 
+        if threading.active_count() != 1:  # (should those imports have started one)
+            return None
         _reap()
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
