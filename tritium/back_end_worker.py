@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 # what the worker imports while the caller imports the kernel's file: the back half (the
 # lowering and LLVM only for a compile that goes on past the TTGIR)
@@ -116,13 +117,13 @@ class BackEnd:
         from tritium.ir.portable import to_portable
 
         try:
-            t0 = _now()
+            t0 = time.perf_counter()
             dump_dir = dumper.dir and dumper.dir.absolute()  # (this process's cwd's)
             request = (to_portable(module), name, runtime, spec, options, stop, dump_dir,
                        dumper.n, timings is not None)  # fmt: skip
             data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
             if timings is not None:
-                timings["ttir-to-worker"] = _now() - t0
+                timings["ttir-to-worker"] = time.perf_counter() - t0
             self._requests.write(data)
             self._requests.close()
             reply = pickle.load(self._replies)
@@ -172,12 +173,6 @@ def _reap() -> None:
             done = pid
         if done:
             _unreaped.remove(pid)
-
-
-def _now() -> float:
-    import time
-
-    return time.perf_counter()
 
 
 def load(arch: str, stop: str) -> None:
@@ -231,10 +226,10 @@ def _compile(ttir, name, runtime, spec, options, stop, dump_dir, dump_n, timed):
 
     timings: dict | None = {} if timed else None
     try:
-        t0 = _now()
+        t0 = time.perf_counter()
         module = from_portable(ttir)
         if timings is not None:
-            timings["ttir-from-parent"] = _now() - t0
+            timings["ttir-from-parent"] = time.perf_counter() - t0
         dumper = compiler.Dumper(dump_dir)
         dumper.n = dump_n
         kernel = compiler.compile_ttir(

@@ -411,11 +411,10 @@ def _compile_kernel(
         kernel = None
         if back_end is not None and not interpret:
             kernel = back_end.compile(module, name, runtime, spec, options, dumper, timings, stop)
-        if kernel is None:
-            kernel = compile_ttir(module, name, runtime, spec, options, dumper, timings, stop,
-                                  libdevice, interpret, gc_on)  # fmt: skip
     else:
         module, name, runtime = _load_ttir_file(pathlib.Path(source), dumper)
+        kernel = None
+    if kernel is None:
         kernel = compile_ttir(module, name, runtime, spec, options, dumper, timings, stop,
                               libdevice, interpret, gc_on)  # fmt: skip
     if key is not None:
